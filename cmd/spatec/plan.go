@@ -1,0 +1,300 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"spatec.dev/spatec"
+	"spatec.dev/spatec/compiler"
+	"spatec.dev/spatec/schema"
+)
+
+// moduleLine identifies this project's CUE module on disk.
+const moduleLine = `module: "spatec.dev/spatec@v0"`
+
+// loadTree loads the CUE tree from dir when given, else from the checkout
+// around the working directory, else from the copy inside the binary.
+func loadTree(dir string) (*compiler.Tree, error) {
+	if dir == "" {
+		dir = findCheckout()
+	}
+	if dir == "" {
+		return compiler.Load(compiler.Options{FS: spatec.Tree, Display: "(embedded)/"})
+	}
+	display := ""
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, dir); err == nil && rel != "." {
+			display = rel + "/"
+		}
+	}
+	return compiler.Load(compiler.Options{FS: os.DirFS(dir), Display: display})
+}
+
+// findCheckout walks up from the working directory to a spatec module root.
+func findCheckout() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "cue.mod", "module.cue"))
+		if err == nil && strings.Contains(string(b), moduleLine) {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// selection is one requested entrant and variant ("" = default).
+type selection struct{ entrant, variant string }
+
+func parseSelections(t *compiler.Tree, env string, args []string) []selection {
+	var out []selection
+	if len(args) == 0 {
+		for _, e := range t.Entrants() {
+			if t.Supports(e, env) {
+				out = append(out, selection{entrant: e})
+			}
+		}
+		return out
+	}
+	for _, a := range args {
+		e, v, _ := strings.Cut(a, ":")
+		out = append(out, selection{entrant: e, variant: v})
+	}
+	return out
+}
+
+func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	env := fs.String("env", "", "environment to resolve against (required)")
+	out := fs.String("o", "table", "output: table or json")
+	tree := fs.String("tree", "", "CUE tree root (default: the checkout around the working directory, else the embedded tree)")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	if *env == "" {
+		return usageError{"--env is required, e.g. --env bench-96c"}
+	}
+	if *out != "table" && *out != "json" {
+		return usageError{fmt.Sprintf("-o %s: use table or json", *out)}
+	}
+	t, err := loadTree(*tree)
+	if err != nil {
+		return err
+	}
+	plans, problems := resolveAll(t, *env, parseSelections(t, *env, fs.Args()))
+	for _, p := range problems {
+		fmt.Fprintln(stderr, p)
+	}
+	if *out == "json" {
+		docs := make([]schema.Document, 0, len(plans))
+		for _, p := range plans {
+			docs = append(docs, schema.NewDocument(*p))
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		var v any = docs
+		if len(docs) == 1 {
+			v = docs[0]
+		}
+		if err := enc.Encode(v); err != nil {
+			return fmt.Errorf("writing the plan: %w", err)
+		}
+	} else {
+		for i, p := range plans {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			writePlan(stdout, p)
+		}
+	}
+	if len(problems) > 0 {
+		return problemsError{len(problems)}
+	}
+	return nil
+}
+
+// resolveAll resolves each selection, collecting every problem.
+func resolveAll(t *compiler.Tree, env string, sels []selection) ([]*schema.Plan, []compiler.Problem) {
+	var plans []*schema.Plan
+	problems := append([]compiler.Problem(nil), t.Broken()...)
+	for _, s := range sels {
+		if !t.Supports(s.entrant, env) && contains(t.Entrants(), s.entrant) {
+			problems = append(problems, compiler.Problem{Rule: "usage",
+				Message: fmt.Sprintf("entrant %s does not list %s in supports", s.entrant, env)})
+			continue
+		}
+		p, ps := t.Resolve(env, s.entrant, s.variant)
+		problems = append(problems, ps...)
+		if p != nil {
+			plans = append(plans, p)
+		}
+	}
+	return plans, problems
+}
+
+func cmdVet(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("vet", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	tree := fs.String("tree", "", "CUE tree root (default: the checkout around the working directory, else the embedded tree)")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	t, err := loadTree(*tree)
+	if err != nil {
+		return err
+	}
+	problems := append([]compiler.Problem(nil), t.Broken()...)
+	n := 0
+	for _, env := range t.Environments() {
+		for _, ent := range t.Entrants() {
+			if !t.Supports(ent, env) {
+				continue
+			}
+			variants, _ := t.Variants(ent)
+			for _, v := range variants {
+				_, ps := t.Resolve(env, ent, v)
+				problems = append(problems, ps...)
+				n++
+			}
+		}
+	}
+	for _, p := range problems {
+		fmt.Fprintln(stderr, p)
+	}
+	if len(problems) > 0 {
+		fmt.Fprintf(stderr, "%d problem(s) in %d plan(s)\n", len(problems), n)
+		return problemsError{len(problems)}
+	}
+	fmt.Fprintf(stdout, "%d plans, %d environments, %d entrants: no problems\n", n, len(t.Environments()), len(t.Entrants()))
+	return nil
+}
+
+// writePlan prints one plan as a table a maintainer can review.
+func writePlan(w io.Writer, p *schema.Plan) {
+	e := p.Env
+	fmt.Fprintf(w, "plan %s:%s on %s (%s)\n", p.Entrant.Name, p.Variant, e.Name, e.Class)
+	fmt.Fprintf(w, "digest %s\n", p.Digest())
+	fmt.Fprintf(w, "envelope %s CPUs / %s = min(%d partitions, %d cores − %s infra − %s reserve)\n\n",
+		num(e.Envelope.CPUs), bytes(e.Envelope.Memory), e.Partitions, e.Host.Cores,
+		num(p.Budget.CPUs.Infra), num(e.Reserve.CPUs))
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CONTAINER\tROLE\tCPUS\tMEMORY\tSWAP\tCPUSET\tHEAP\tPARALLELISM\tIMAGE")
+	parName, par, _ := p.ParallelismKnob()
+	for _, n := range p.ContainerNames() {
+		c := p.Entrant.Containers[n]
+		heap := "-"
+		if c.JVM != nil {
+			heap = fmt.Sprintf("%s (%s..%s)", bytes(c.JVM.Heap), bytes(c.JVM.Floor), bytes(c.JVM.Ceiling))
+		}
+		parallel := "-"
+		if c.Role == schema.RoleDataPlane && parName != "" {
+			parallel = fmt.Sprintf("%s=%v", parName, par.Value)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n, c.Role, num(c.CPUs), bytes(c.Memory),
+			bytes(c.MemorySwap), dash(c.Cpuset), heap, parallel, c.Image)
+	}
+	for _, s := range []struct {
+		key string
+		svc schema.Service
+	}{{"broker", e.Infra.Broker}, {"clickhouse", e.Infra.ClickHouse}} {
+		img := s.svc.Run
+		if s.svc.Image != nil {
+			img = s.svc.Image.Ref
+		}
+		fmt.Fprintf(tw, "%s\tinfra/%s\t%s\t%s\t%s\t%s\t-\t-\t%s\n", s.svc.Name, s.key, num(s.svc.CPUs),
+			bytes(s.svc.Memory), bytes(s.svc.MemorySwap), dash(s.svc.Cpuset), img)
+	}
+	tw.Flush()
+
+	if len(p.Entrant.Knobs) > 0 {
+		names := make([]string, 0, len(p.Entrant.Knobs))
+		for n := range p.Entrant.Knobs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		parts := make([]string, len(names))
+		for i, n := range names {
+			parts[i] = fmt.Sprintf("%s=%v", n, p.Entrant.Knobs[n].Value)
+		}
+		fmt.Fprintf(w, "\nknobs: %s\n", strings.Join(parts, " "))
+	}
+	for _, d := range p.Entrant.Deviations {
+		fmt.Fprintf(w, "deviation %s (affects %s): %s\n", d.ID, strings.Join(d.Affects, ", "), d.Why)
+	}
+	fmt.Fprintf(w, "host budget: %s\n", budgetLine(p, true))
+	fmt.Fprintf(w, "host memory: %s\n", budgetLine(p, false))
+}
+
+// budgetLine spells out the C4 arithmetic, e.g.
+// "3 + 32 + 32 leaves 29 of 96 cores for the driver, sampler and OS".
+func budgetLine(p *schema.Plan, cpus bool) string {
+	f := num
+	b := p.Budget.Memory
+	broker, ch := float64(p.Env.Infra.Broker.Memory), float64(p.Env.Infra.ClickHouse.Memory)
+	unit := ""
+	if cpus {
+		b = p.Budget.CPUs
+		broker, ch = p.Env.Infra.Broker.CPUs, p.Env.Infra.ClickHouse.CPUs
+		unit = " cores"
+	} else {
+		f = func(v float64) string { return bytes(int64(v)) }
+	}
+	terms := []string{f(broker), f(ch), f(b.Envelope)}
+	if b.ControlPlane > 0 {
+		terms = append(terms, f(b.ControlPlane)+" (control plane)")
+	}
+	if b.Reserve > 0 {
+		terms = append(terms, f(b.Reserve)+" (reserve)")
+	}
+	return fmt.Sprintf("%s leaves %s of %s%s for the driver, sampler and OS",
+		strings.Join(terms, " + "), f(b.Left), f(b.Host), unit)
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// bytes renders a byte count the way the CUE files write it.
+func bytes(n int64) string {
+	const kib, mib, gib = 1 << 10, 1 << 20, 1 << 30
+	switch {
+	case n != 0 && n%gib == 0:
+		return fmt.Sprintf("%d GiB", n/gib)
+	case n != 0 && n%mib == 0:
+		return fmt.Sprintf("%d MiB", n/mib)
+	case n != 0 && n%kib == 0:
+		return fmt.Sprintf("%d KiB", n/kib)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,119 @@
+package compiler
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"cuelang.org/go/cue"
+
+	"spatec.dev/spatec/schema"
+)
+
+// Resolve unifies one entrant variant with one environment into a plan.
+// It returns the plan, or every problem found: the contract checks of
+// #Plan (all of them, each with the position of the offending field in the
+// entrant or environment file) and any structural error (an unknown field, a
+// wrong type, a missing field).
+func (t *Tree) Resolve(envName, entrantName, variant string) (*schema.Plan, []Problem) {
+	env, ok := t.envs[envName]
+	if !ok {
+		return nil, []Problem{{Rule: "usage", Message: fmt.Sprintf("no environment %q; the tree has: %s", envName, strings.Join(t.Environments(), ", "))}}
+	}
+	ent, ok := t.entrants[entrantName]
+	if !ok {
+		return nil, []Problem{{Rule: "usage", Message: fmt.Sprintf("no entrant %q; the tree has: %s", entrantName, strings.Join(t.Entrants(), ", "))}}
+	}
+	names, def := t.Variants(entrantName)
+	if variant == "" {
+		variant = def
+	}
+	if !contains(names, variant) {
+		return nil, []Problem{{Pos: posOf(ent.value.LookupPath(cue.ParsePath("variants"))), Rule: "usage",
+			Message: fmt.Sprintf("entrant %s has no variant %q; it has: %s", entrantName, variant, strings.Join(names, ", "))}}
+	}
+
+	pv := t.plan.
+		FillPath(cue.ParsePath("env"), env.value).
+		FillPath(cue.ParsePath("entrant"), ent.value).
+		FillPath(cue.ParsePath("variant"), variant)
+
+	var problems []Problem
+	ctxName := entrantName + " on " + envName
+	// Structural problems first: they may also keep some checks from
+	// evaluating, and are reported whatever the checks say.
+	for _, part := range []string{"env", "entrant", "budget"} {
+		if err := pv.LookupPath(cue.ParsePath(part)).Validate(cue.Concrete(true)); err != nil {
+			problems = append(problems, fromError(err, "", ctxName)...)
+		}
+	}
+	problems = append(problems, t.checks(pv, ctxName)...)
+	problems = dedupe(problems)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+
+	var plan schema.Plan
+	if err := pv.Decode(&plan); err != nil {
+		return nil, fromError(err, "", ctxName)
+	}
+	return &plan, nil
+}
+
+// checks collects the problems of every rule in #Plan.checks. A rule whose
+// check cannot evaluate (because of a structural error elsewhere) is skipped
+// here: that error is reported by the structural pass.
+func (t *Tree) checks(pv cue.Value, ctxName string) []Problem {
+	iter, err := pv.LookupPath(cue.ParsePath("checks")).Fields()
+	if err != nil {
+		return nil
+	}
+	var out []Problem
+	for iter.Next() {
+		// Element by element: a problem whose message cannot be built
+		// (its inputs are in error) does not hide the others.
+		elems, err := iter.Value().List()
+		if err != nil {
+			continue
+		}
+		for elems.Next() {
+			var f struct {
+				Rule    string `json:"rule"`
+				At      string `json:"at"`
+				Message string `json:"message"`
+			}
+			if err := elems.Value().Decode(&f); err != nil {
+				continue
+			}
+			out = append(out, Problem{
+				Pos:     posOf(pv.LookupPath(cue.ParsePath(f.At))),
+				Rule:    f.Rule,
+				Message: f.Message,
+			})
+		}
+	}
+	return out
+}
+
+func dedupe(ps []Problem) []Problem {
+	seen := map[string]bool{}
+	out := ps[:0]
+	for _, p := range ps {
+		k := p.String()
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, p)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Pos < out[j].Pos })
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,301 @@
+// Package schema holds the CUE definitions of the fairness contract (the
+// .cue files beside this one) and the Go mirror of a resolved plan, which is
+// all the executor ever reads: it never re-evaluates policy.
+package schema
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// APIVersion versions the plan document written by `spatec plan -o json`.
+const APIVersion = "spatec.dev/plan/v1"
+
+// Roles of an entrant's containers (C3).
+const (
+	RoleDataPlane    = "data-plane"
+	RoleControlPlane = "control-plane"
+)
+
+// Plan is one entrant (one variant) resolved against one environment, every
+// number concrete. Field names follow the CUE definition #Plan.
+type Plan struct {
+	Env     Environment `json:"env"`
+	Variant string      `json:"variant"`
+	Entrant Entrant     `json:"entrant"`
+	Budget  Budget      `json:"budget"`
+}
+
+// Environment is a resolved #Environment.
+type Environment struct {
+	Name        string    `json:"name"`
+	Class       string    `json:"class"`
+	Description string    `json:"description"`
+	Host        Host      `json:"host"`
+	Partitions  int       `json:"partitions"`
+	Reserve     Resources `json:"reserve"`
+	Infra       Infra     `json:"infra"`
+	Envelope    Resources `json:"envelope"`
+	Network     string    `json:"network"`
+	Endpoints   Endpoints `json:"endpoints"`
+	Workload    Workload  `json:"workload"`
+}
+
+// Host is what the bench host has.
+type Host struct {
+	Cores  int   `json:"cores"`
+	Memory int64 `json:"memory"`
+}
+
+// Resources is a CPU and memory pair.
+type Resources struct {
+	CPUs   float64 `json:"cpus"`
+	Memory int64   `json:"memory"`
+}
+
+// Infra is the shared infrastructure of an environment (C11).
+type Infra struct {
+	Broker     Service `json:"broker"`
+	ClickHouse Service `json:"clickhouse"`
+}
+
+// Services lists the infrastructure in a stable order.
+func (i Infra) Services() []Service { return []Service{i.Broker, i.ClickHouse} }
+
+// Service is one piece of infrastructure.
+type Service struct {
+	Run            string          `json:"run"`
+	Name           string          `json:"name"`
+	Image          *Image          `json:"image,omitempty"`
+	CPUs           float64         `json:"cpus"`
+	Cpuset         string          `json:"cpuset,omitempty"`
+	Memory         int64           `json:"memory"`
+	MemorySwap     int64           `json:"memorySwap"`
+	Args           []string        `json:"args"`
+	Addr           string          `json:"addr"`
+	HostAddr       string          `json:"hostAddr"`
+	SchemaRegistry *SchemaRegistry `json:"schemaRegistry,omitempty"`
+}
+
+// Image is a pinned image reference.
+type Image struct {
+	Ref    string `json:"ref"`
+	Digest string `json:"digest,omitempty"`
+}
+
+// SchemaRegistry is the broker's built-in registry.
+type SchemaRegistry struct {
+	Port     int `json:"port"`
+	HostPort int `json:"hostPort"`
+}
+
+// Endpoints are the addresses arm containers use.
+type Endpoints struct {
+	Brokers        string `json:"brokers"`
+	ClickHouse     string `json:"clickhouse"`
+	SchemaRegistry string `json:"schemaRegistry,omitempty"`
+}
+
+// Workload is the dataset every arm drains.
+type Workload struct {
+	Dataset          string `json:"dataset"`
+	Topic            string `json:"topic"`
+	Messages         int64  `json:"messages"`
+	EventsPerMessage int    `json:"eventsPerMessage"`
+	MessageBytes     int    `json:"messageBytes"`
+	Rows             int64  `json:"rows"`
+	Database         string `json:"database"`
+	Table            string `json:"table"`
+	DDL              string `json:"ddl"`
+	DrainTimeout     int    `json:"drainTimeout"`
+}
+
+// Entrant is a resolved #Entrant.
+type Entrant struct {
+	Name        string               `json:"name"`
+	Description string               `json:"description"`
+	Supports    []string             `json:"supports"`
+	Version     Version              `json:"version"`
+	Knobs       map[string]Knob      `json:"knobs"`
+	Variants    map[string]Variant   `json:"variants"`
+	Containers  map[string]Container `json:"containers"`
+	Deviations  []Deviation          `json:"deviations"`
+}
+
+// Version says how the entrant's version is read inside its image (C16).
+type Version struct {
+	Pin       string   `json:"pin"`
+	Container string   `json:"container"`
+	Command   []string `json:"command"`
+	Match     string   `json:"match"`
+}
+
+// Knob is a typed tunable.
+type Knob struct {
+	Type        string `json:"type"`
+	Value       any    `json:"value"`
+	Parallelism bool   `json:"parallelism"`
+	Doc         string `json:"doc"`
+}
+
+// Variant is a named set of knob values.
+type Variant struct {
+	Default bool           `json:"default"`
+	Set     map[string]any `json:"set"`
+	Doc     string         `json:"doc,omitempty"`
+}
+
+// Deviation discloses a departure from the contract's plain reading.
+type Deviation struct {
+	ID      string   `json:"id"`
+	Affects []string `json:"affects"`
+	Why     string   `json:"why"`
+}
+
+// Container is one resolved container of an entrant.
+type Container struct {
+	Role        string            `json:"role"`
+	Image       string            `json:"image"`
+	Build       *Build            `json:"build,omitempty"`
+	Runtime     string            `json:"runtime"`
+	CPUs        float64           `json:"cpus"`
+	Cpuset      string            `json:"cpuset,omitempty"`
+	Memory      int64             `json:"memory"`
+	MemorySwap  int64             `json:"memorySwap"`
+	Entrypoint  []string          `json:"entrypoint,omitempty"`
+	Args        []string          `json:"args"`
+	Environment map[string]string `json:"environment"`
+	Files       map[string]string `json:"files"`
+	JVM         *JVM              `json:"jvm,omitempty"`
+}
+
+// Build says how the executor builds a container's image itself.
+type Build struct {
+	Program string `json:"program"`
+}
+
+// JVM is a JVM container's heap declaration (C9).
+type JVM struct {
+	Heap               int64  `json:"heap"`
+	Floor              int64  `json:"floor"`
+	NonHeap            int64  `json:"nonHeap"`
+	ObjectAlignment    int    `json:"objectAlignment"`
+	HeapBaseMinAddress int64  `json:"heapBaseMinAddress"`
+	Ceiling            int64  `json:"ceiling"`
+	GC                 string `json:"gc"`
+	LiveSet            int64  `json:"liveSet,omitempty"`
+}
+
+// Budget is the C4 host arithmetic.
+type Budget struct {
+	CPUs   BudgetLine `json:"cpus"`
+	Memory BudgetLine `json:"memory"`
+}
+
+// BudgetLine is one line of the host arithmetic.
+type BudgetLine struct {
+	Infra        float64 `json:"infra"`
+	Envelope     float64 `json:"envelope"`
+	ControlPlane float64 `json:"controlPlane"`
+	Reserve      float64 `json:"reserve"`
+	Host         float64 `json:"host"`
+	Used         float64 `json:"used"`
+	Left         float64 `json:"left"`
+}
+
+// ContainerNames returns the entrant's container names, control planes first
+// (they start first), then by name.
+func (p *Plan) ContainerNames() []string {
+	names := make([]string, 0, len(p.Entrant.Containers))
+	for n := range p.Entrant.Containers {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		ci, cj := p.Entrant.Containers[names[i]], p.Entrant.Containers[names[j]]
+		if (ci.Role == RoleControlPlane) != (cj.Role == RoleControlPlane) {
+			return ci.Role == RoleControlPlane
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+// ParallelismKnob returns the knob marked as consumer parallelism.
+func (p *Plan) ParallelismKnob() (string, Knob, bool) {
+	for name, k := range p.Entrant.Knobs {
+		if k.Parallelism {
+			return name, k, true
+		}
+	}
+	return "", Knob{}, false
+}
+
+// KnobValues returns the knob values by name (the record's "variant").
+func (p *Plan) KnobValues() map[string]any {
+	out := make(map[string]any, len(p.Entrant.Knobs))
+	for n, k := range p.Entrant.Knobs {
+		out[n] = k.Value
+	}
+	return out
+}
+
+// NanoCPUs converts a CPU quota to the engine's nano-CPU unit, exactly for
+// the two decimal places C15 allows.
+func NanoCPUs(cpus float64) int64 { return int64(math.Round(cpus*100)) * 10_000_000 }
+
+// Digest is the sha256 of the plan's canonical JSON: encoding/json writes
+// struct fields in declaration order and map keys sorted, so equal plans
+// give equal bytes.
+func (p *Plan) Digest() string { return digestOf(p) }
+
+// EnvDigest is the sha256 of the environment's canonical JSON.
+func (p *Plan) EnvDigest() string { return digestOf(p.Env) }
+
+// InfraDigest is the sha256 of the infrastructure caps and the partition
+// count: a ceiling measured under another value is stale (C12).
+func (p *Plan) InfraDigest() string {
+	return digestOf(struct {
+		Infra      Infra `json:"infra"`
+		Partitions int   `json:"partitions"`
+	}{p.Env.Infra, p.Env.Partitions})
+}
+
+func digestOf(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Plan types hold only JSON-safe values; a failure here is a bug.
+		panic(fmt.Sprintf("marshalling plan for its digest: %v", err))
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Document is the versioned plan file: `spatec plan -o json` writes it and
+// `spatec exec plan.json` runs it, refusing one whose digest does not match
+// its content.
+type Document struct {
+	APIVersion string `json:"apiVersion"`
+	Digest     string `json:"digest"`
+	Plan       Plan   `json:"plan"`
+}
+
+// NewDocument wraps a plan with its version and digest.
+func NewDocument(p Plan) Document {
+	return Document{APIVersion: APIVersion, Digest: p.Digest(), Plan: p}
+}
+
+// Check verifies a document read back from disk: its version is known and
+// its digest matches its content.
+func (d *Document) Check() error {
+	if d.APIVersion != APIVersion {
+		return fmt.Errorf("plan document apiVersion is %q; this spatec reads %q", d.APIVersion, APIVersion)
+	}
+	if got := d.Plan.Digest(); got != d.Digest {
+		return fmt.Errorf("plan digest does not match its content: the document says %s, the content hashes to %s; the plan was edited after review, so plan it again with `spatec plan -o json`", d.Digest, got)
+	}
+	return nil
+}
