@@ -88,7 +88,7 @@ func Load(opts Options) (*Tree, error) {
 			field, into = "env", t.envs
 		}
 		if inst.Err != nil {
-			t.broken = append(t.broken, fromError(inst.Err, "C15", dir)...)
+			t.broken = append(t.broken, fromError(inst.Err, "C15", dir, nil)...)
 			continue
 		}
 		// An evaluation error inside the package (an unknown field, a wrong
@@ -103,7 +103,7 @@ func Load(opts Options) (*Tree, error) {
 		}
 		name, err := fv.LookupPath(cue.ParsePath("name")).String()
 		if err != nil {
-			t.broken = append(t.broken, fromError(err, "C15", dir)...)
+			t.broken = append(t.broken, fromError(err, "C15", dir, nil)...)
 			continue
 		}
 		if _, dup := into[name]; dup {

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -56,34 +57,76 @@ func posOf(v cue.Value) string {
 	return fmt.Sprintf("%s:%d", best.Filename(), best.Line())
 }
 
-func isSchema(p token.Pos) bool {
-	f := p.Filename()
-	return strings.Contains(f, "schema/") || f == ""
-}
+func isSchema(p token.Pos) bool { return isSchemaFile(p.Filename()) }
+
+func isSchemaFile(f string) bool { return f == "" || strings.Contains(f, "schema/") }
 
 // fromError turns a CUE error into problems, one per error it holds. The
 // rule is inferred from the field the error is on; fallback is used when
 // nothing more specific applies. where names what was being compiled.
-func fromError(err error, fallback, where string) []Problem {
+//
+// locate, when not nil, finds a position for a field path when the error
+// itself only points into the schema (an error("…") check).
+func fromError(err error, fallback, where string, locate func(field string) string) []Problem {
 	var out []Problem
 	for _, e := range errors.Errors(err) {
-		p := Problem{Rule: ruleFor(e, fallback)}
-		var best token.Pos
-		for _, pos := range errors.Positions(e) {
-			if !best.IsValid() || isSchema(best) && !isSchema(pos) {
-				best = pos
-			}
-		}
-		if best.IsValid() {
-			p.Pos = fmt.Sprintf("%s:%d", best.Filename(), best.Line())
-		}
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)
 		field := strings.TrimPrefix(strings.Join(e.Path(), "."), "#Plan.")
-		p.Message = where + ": " + explain(field, msg)
+		if rest, ok := strings.CutPrefix(field, "entrant.env."); ok {
+			field = "env." + rest // the entrant's view of its environment
+		}
+		p := Problem{Rule: ruleFor(e, fallback), Pos: blame(errors.Positions(e), field)}
+		if (p.Pos == "" || isSchemaFile(p.Pos)) && locate != nil {
+			if pos := locate(field); pos != "" {
+				p.Pos = pos
+			}
+		}
+		// A check written with error("Cn: …") in the schema names its rule.
+		if m := ruleID.FindStringSubmatch(msg); m != nil {
+			p.Rule, msg = m[1], msg[len(m[0]):]
+			p.Message = msg
+		} else {
+			p.Message = where + ": " + explain(field, msg)
+		}
 		out = append(out, p)
 	}
 	return out
+}
+
+var ruleID = regexp.MustCompile(`^(C[0-9]+): `)
+
+// blame picks the position an author should look at: a line of their own
+// file rather than the schema's, in the environment file when the field
+// belongs to the environment, else in the entrant; within that file the
+// deepest line, which is the field itself rather than the struct around it.
+func blame(positions []token.Pos, field string) string {
+	wantDir := "entrants/"
+	if strings.HasPrefix(field, "env.") {
+		wantDir = "envs/"
+	}
+	score := func(p token.Pos) int {
+		switch {
+		case isSchema(p):
+			return 0
+		case strings.Contains(p.Filename(), wantDir):
+			return 2
+		}
+		return 1
+	}
+	var best token.Pos
+	for _, p := range positions {
+		switch {
+		case !best.IsValid(), score(p) > score(best):
+			best = p
+		case score(p) == score(best) && p.Filename() == best.Filename() && p.Line() > best.Line():
+			best = p
+		}
+	}
+	if !best.IsValid() {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d", best.Filename(), best.Line())
 }
 
 // ruleFor names the contract rule a structural error breaks, from the path
@@ -142,6 +185,8 @@ func explain(field, msg string) string {
 			name = field[i+1:]
 		}
 		return fmt.Sprintf("unknown field %q at %s; files are closed (C15): remove it or fix its spelling", name, field)
+	case strings.Contains(msg, "conflicting values") && strings.Contains(field, "envelope"):
+		return fmt.Sprintf("%s: %s; the envelope's cpus are derived as min(partitions, host cores − infra cpus − reserve cpus): remove the hand-written value", field, msg)
 	case strings.Contains(msg, "conflicting values") && (strings.HasSuffix(field, ".memory") || strings.HasSuffix(field, ".cpus")):
 		return fmt.Sprintf("%s: %s; memory is integer bytes (write 96 * GiB) and CPUs a decimal with at most two places", field, msg)
 	case strings.Contains(msg, "incomplete value") || strings.Contains(msg, "field is required but not present"):

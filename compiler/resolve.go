@@ -44,7 +44,7 @@ func (t *Tree) Resolve(envName, entrantName, variant string) (*schema.Plan, []Pr
 	// evaluating, and are reported whatever the checks say.
 	for _, part := range []string{"env", "entrant", "budget"} {
 		if err := pv.LookupPath(cue.ParsePath(part)).Validate(cue.Concrete(true)); err != nil {
-			problems = append(problems, fromError(err, "", ctxName)...)
+			problems = append(problems, fromError(err, "", ctxName, locator(pv))...)
 		}
 	}
 	problems = append(problems, t.checks(pv, ctxName)...)
@@ -55,7 +55,7 @@ func (t *Tree) Resolve(envName, entrantName, variant string) (*schema.Plan, []Pr
 
 	var plan schema.Plan
 	if err := pv.Decode(&plan); err != nil {
-		return nil, fromError(err, "", ctxName)
+		return nil, fromError(err, "", ctxName, locator(pv))
 	}
 	return &plan, nil
 }
@@ -93,6 +93,24 @@ func (t *Tree) checks(pv cue.Value, ctxName string) []Problem {
 		}
 	}
 	return out
+}
+
+// locator finds the nearest author-written position of a field path in the
+// plan, walking up to its parents.
+func locator(pv cue.Value) func(string) string {
+	return func(field string) string {
+		for field != "" {
+			if pos := posOf(pv.LookupPath(cue.ParsePath(field))); pos != "" && !isSchemaFile(pos) {
+				return pos
+			}
+			i := strings.LastIndex(field, ".")
+			if i < 0 {
+				break
+			}
+			field = field[:i]
+		}
+		return ""
+	}
 }
 
 func dedupe(ps []Problem) []Problem {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -191,8 +190,8 @@ func writePlan(w io.Writer, p *schema.Plan) {
 	fmt.Fprintf(w, "plan %s:%s on %s (%s)\n", p.Entrant.Name, p.Variant, e.Name, e.Class)
 	fmt.Fprintf(w, "digest %s\n", p.Digest())
 	fmt.Fprintf(w, "envelope %s CPUs / %s = min(%d partitions, %d cores − %s infra − %s reserve)\n\n",
-		num(e.Envelope.CPUs), bytes(e.Envelope.Memory), e.Partitions, e.Host.Cores,
-		num(p.Budget.CPUs.Infra), num(e.Reserve.CPUs))
+		schema.FormatCPUs(e.Envelope.CPUs), schema.FormatBytes(e.Envelope.Memory), e.Partitions, e.Host.Cores,
+		schema.FormatCPUs(p.Budget.CPUs.Infra), schema.FormatCPUs(e.Reserve.CPUs))
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONTAINER\tROLE\tCPUS\tMEMORY\tSWAP\tCPUSET\tHEAP\tPARALLELISM\tIMAGE")
@@ -201,14 +200,14 @@ func writePlan(w io.Writer, p *schema.Plan) {
 		c := p.Entrant.Containers[n]
 		heap := "-"
 		if c.JVM != nil {
-			heap = fmt.Sprintf("%s (%s..%s)", bytes(c.JVM.Heap), bytes(c.JVM.Floor), bytes(c.JVM.Ceiling))
+			heap = fmt.Sprintf("%s (%s..%s)", schema.FormatBytes(c.JVM.Heap), schema.FormatBytes(c.JVM.Floor), schema.FormatBytes(c.JVM.Ceiling))
 		}
 		parallel := "-"
 		if c.Role == schema.RoleDataPlane && parName != "" {
 			parallel = fmt.Sprintf("%s=%v", parName, par.Value)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n, c.Role, num(c.CPUs), bytes(c.Memory),
-			bytes(c.MemorySwap), dash(c.Cpuset), heap, parallel, c.Image)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n, c.Role, schema.FormatCPUs(c.CPUs), schema.FormatBytes(c.Memory),
+			schema.FormatBytes(c.MemorySwap), dash(c.Cpuset), heap, parallel, c.Image)
 	}
 	for _, s := range []struct {
 		key string
@@ -218,8 +217,8 @@ func writePlan(w io.Writer, p *schema.Plan) {
 		if s.svc.Image != nil {
 			img = s.svc.Image.Ref
 		}
-		fmt.Fprintf(tw, "%s\tinfra/%s\t%s\t%s\t%s\t%s\t-\t-\t%s\n", s.svc.Name, s.key, num(s.svc.CPUs),
-			bytes(s.svc.Memory), bytes(s.svc.MemorySwap), dash(s.svc.Cpuset), img)
+		fmt.Fprintf(tw, "%s\tinfra/%s\t%s\t%s\t%s\t%s\t-\t-\t%s\n", s.svc.Name, s.key, schema.FormatCPUs(s.svc.CPUs),
+			schema.FormatBytes(s.svc.Memory), schema.FormatBytes(s.svc.MemorySwap), dash(s.svc.Cpuset), img)
 	}
 	tw.Flush()
 
@@ -238,56 +237,15 @@ func writePlan(w io.Writer, p *schema.Plan) {
 	for _, d := range p.Entrant.Deviations {
 		fmt.Fprintf(w, "deviation %s (affects %s): %s\n", d.ID, strings.Join(d.Affects, ", "), d.Why)
 	}
-	fmt.Fprintf(w, "host budget: %s\n", budgetLine(p, true))
-	fmt.Fprintf(w, "host memory: %s\n", budgetLine(p, false))
+	fmt.Fprintf(w, "host budget: %s\n", p.BudgetSummary(true))
+	fmt.Fprintf(w, "host memory: %s\n", p.BudgetSummary(false))
 }
-
-// budgetLine spells out the C4 arithmetic, e.g.
-// "3 + 32 + 32 leaves 29 of 96 cores for the driver, sampler and OS".
-func budgetLine(p *schema.Plan, cpus bool) string {
-	f := num
-	b := p.Budget.Memory
-	broker, ch := float64(p.Env.Infra.Broker.Memory), float64(p.Env.Infra.ClickHouse.Memory)
-	unit := ""
-	if cpus {
-		b = p.Budget.CPUs
-		broker, ch = p.Env.Infra.Broker.CPUs, p.Env.Infra.ClickHouse.CPUs
-		unit = " cores"
-	} else {
-		f = func(v float64) string { return bytes(int64(v)) }
-	}
-	terms := []string{f(broker), f(ch), f(b.Envelope)}
-	if b.ControlPlane > 0 {
-		terms = append(terms, f(b.ControlPlane)+" (control plane)")
-	}
-	if b.Reserve > 0 {
-		terms = append(terms, f(b.Reserve)+" (reserve)")
-	}
-	return fmt.Sprintf("%s leaves %s of %s%s for the driver, sampler and OS",
-		strings.Join(terms, " + "), f(b.Left), f(b.Host), unit)
-}
-
-func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func dash(s string) string {
 	if s == "" {
 		return "-"
 	}
 	return s
-}
-
-// bytes renders a byte count the way the CUE files write it.
-func bytes(n int64) string {
-	const kib, mib, gib = 1 << 10, 1 << 20, 1 << 30
-	switch {
-	case n != 0 && n%gib == 0:
-		return fmt.Sprintf("%d GiB", n/gib)
-	case n != 0 && n%mib == 0:
-		return fmt.Sprintf("%d MiB", n/mib)
-	case n != 0 && n%kib == 0:
-		return fmt.Sprintf("%d KiB", n/kib)
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 func contains(list []string, s string) bool {

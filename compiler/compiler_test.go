@@ -1,0 +1,162 @@
+package compiler
+
+import (
+	"encoding/json"
+	"fmt"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"spatec.dev/spatec/schema"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden plans under testdata/golden")
+
+// realTree copies the project's CUE tree into a map so a test can replace
+// one file with a broken version of it.
+func realTree(t *testing.T) fstest.MapFS {
+	t.Helper()
+	m := fstest.MapFS{}
+	root := os.DirFS("..")
+	for _, pat := range []string{"cue.mod/module.cue", "schema/*.cue", "envs/*/*.cue", "entrants/*/*.cue"} {
+		files, err := fs.Glob(root, pat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			b, err := fs.ReadFile(root, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m[f] = &fstest.MapFile{Data: b}
+		}
+	}
+	return m
+}
+
+func loadTree(t *testing.T, fsys fs.FS) *Tree {
+	t.Helper()
+	tr, err := Load(Options{FS: fsys})
+	if err != nil {
+		t.Fatalf("loading the tree: %v", err)
+	}
+	return tr
+}
+
+// TestEveryPlanResolves resolves every entrant variant against every
+// environment it supports, and compares each with its golden plan.
+func TestEveryPlanResolves(t *testing.T) {
+	tr := loadTree(t, os.DirFS(".."))
+	if b := tr.Broken(); len(b) > 0 {
+		t.Fatalf("broken packages: %v", b)
+	}
+	n := 0
+	for _, env := range tr.Environments() {
+		for _, ent := range tr.Entrants() {
+			if !tr.Supports(ent, env) {
+				continue
+			}
+			variants, _ := tr.Variants(ent)
+			for _, v := range variants {
+				p, problems := tr.Resolve(env, ent, v)
+				if len(problems) > 0 {
+					t.Errorf("%s:%s on %s: %v", ent, v, env, problems)
+					continue
+				}
+				n++
+				checkGolden(t, filepath.Join("testdata", "golden", env, ent+"."+v+".json"), p)
+			}
+		}
+	}
+	if n < 13 {
+		t.Errorf("resolved %d plans; the tree has at least 13", n)
+	}
+}
+
+func checkGolden(t *testing.T, path string, p *schema.Plan) {
+	t.Helper()
+	got, err := json.MarshalIndent(schema.NewDocument(*p), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden plan (run `go test ./compiler -update` to create it): %v", err)
+	}
+	if string(want) != string(got) {
+		t.Errorf("%s differs from the resolved plan; review the change and run `go test ./compiler -update`\n got: %s", path, got)
+	}
+}
+
+// TestC1WorkedExamples pins the contract's worked examples exactly.
+func TestC1WorkedExamples(t *testing.T) {
+	const gib = int64(1) << 30
+	tr := loadTree(t, os.DirFS(".."))
+	cases := []struct {
+		env, entrant string
+		cpus         float64
+		memory       int64
+		budget       string
+	}{
+		{"bench-96c", "vector", 32, 96 * gib, "3 + 32 + 32 leaves 29 of 96 cores for the driver, sampler and OS"},
+		{"retired-32c", "vector", 6, 24 * gib, "3 + 16 + 6 + 7 (reserve) leaves 0 of 32 cores for the driver, sampler and OS"},
+	}
+	for _, c := range cases {
+		p, problems := tr.Resolve(c.env, c.entrant, "")
+		if len(problems) > 0 {
+			t.Fatalf("%s: %v", c.env, problems)
+		}
+		if p.Env.Envelope.CPUs != c.cpus || p.Env.Envelope.Memory != c.memory {
+			t.Errorf("%s envelope = %v CPU / %d bytes, want %v / %d", c.env, p.Env.Envelope.CPUs, p.Env.Envelope.Memory, c.cpus, c.memory)
+		}
+		if got := p.BudgetSummary(true); got != c.budget {
+			t.Errorf("%s budget = %q, want %q", c.env, got, c.budget)
+		}
+		dp := p.Entrant.Containers["vector"]
+		if dp.CPUs != c.cpus || dp.Memory != c.memory || dp.MemorySwap != dp.Memory {
+			t.Errorf("%s data plane = %+v, want the envelope with swap = memory", c.env, dp)
+		}
+		if _, k, _ := p.ParallelismKnob(); fmt.Sprint(k.Value) != fmt.Sprint(p.Env.Partitions) {
+			t.Errorf("%s parallelism = %v, want %d partitions", c.env, k.Value, p.Env.Partitions)
+		}
+	}
+}
+
+// TestDigestDetectsEdits checks that a document whose content changed after
+// review fails its check.
+func TestDigestDetectsEdits(t *testing.T) {
+	tr := loadTree(t, os.DirFS(".."))
+	p, problems := tr.Resolve("local", "reference", "")
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	doc := schema.NewDocument(*p)
+	b, _ := json.Marshal(doc)
+	var back schema.Document
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if err := back.Check(); err != nil {
+		t.Fatalf("an unedited plan must check: %v", err)
+	}
+	c := back.Plan.Entrant.Containers["consumer"]
+	c.CPUs = 1
+	back.Plan.Entrant.Containers["consumer"] = c
+	if err := back.Check(); err == nil || !strings.Contains(err.Error(), "does not match its content") {
+		t.Fatalf("an edited plan must fail its digest check, got %v", err)
+	}
+}

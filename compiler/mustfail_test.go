@@ -1,0 +1,256 @@
+package compiler
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+// mustFail is one broken input: a real file of the tree with one edit, the
+// plan it breaks, and the problem that must be reported.
+type mustFail struct {
+	name          string
+	file          string // the file edited
+	old, new      string // the edit; new must be unique in the result
+	env, entrant  string
+	rule          string
+	message       string // a substring of the problem's message
+	line          string // text on the line the problem must point at ("" = the line of new)
+	lineInFile    string // file the position is in ("" = file)
+	anyPosInFiles bool   // the position may be any line of lineInFile
+}
+
+const (
+	flinkFile  = "entrants/flink/flink.cue"
+	vectorFile = "entrants/vector/vector.cue"
+	spateFile  = "entrants/spate/spate.cue"
+	benchFile  = "envs/bench-96c/env.cue"
+	retFile    = "envs/retired-32c/env.cue"
+)
+
+var mustFails = []mustFail{
+	// C1: the envelope is derived, never written by hand, and must be positive.
+	{name: "C1 envelope written by hand", file: benchFile,
+		old: "envelope: memory: 96 * GiB", new: "envelope: {memory: 96 * GiB, cpus: 30}",
+		env: "bench-96c", entrant: "vector", rule: "C1", message: "conflicting values"},
+	{name: "C1 no cores left", file: benchFile,
+		old: "cores:  96", new: "cores:  30",
+		env: "bench-96c", entrant: "vector", rule: "C1",
+		message: "bench-96c: 30 host cores − 35 for infrastructure and the reserve leave -5 for the envelope",
+		line:    "envelope: memory: 96 * GiB"},
+	// C2: a control plane needs its deviation.
+	{name: "C2 control plane without deviation", file: flinkFile,
+		old: `affects: ["envelope"]`, new: `affects: ["latency"]`,
+		env: "bench-96c", entrant: "flink", rule: "C2",
+		message: "flink: control-plane container jm (1 CPUs) is allocated on top of the envelope, which must be disclosed",
+		line:    `role:    "control-plane"`},
+	// C3: roles, exactly one data plane, sized to the envelope.
+	{name: "C3 misspelt role", file: flinkFile,
+		old: `role:    "control-plane"`, new: `role:    "control_plane"`,
+		env: "bench-96c", entrant: "flink", rule: "C3",
+		message: `flink: container jm has role "control_plane"; the only roles are "data-plane" and "control-plane"`},
+	{name: "C3 missing data plane", file: vectorFile,
+		old: `role:   "data-plane"`, new: `role:   "control-plane"`,
+		env: "bench-96c", entrant: "vector", rule: "C3",
+		message: "vector: needs exactly one data-plane container, got 0", line: "containers: vector: {"},
+	{name: "C3 second data plane", file: flinkFile,
+		old: `role:    "control-plane"`, new: `role:    "data-plane"`,
+		env: "bench-96c", entrant: "flink", rule: "C3",
+		message: "flink: needs exactly one data-plane container, got 2 (jm, tm)", line: "containers: {"},
+	{name: "C3 data plane is not the envelope (cpus)", file: flinkFile,
+		old: "cpus:    env.envelope.cpus", new: "cpus:    30",
+		env: "bench-96c", entrant: "flink", rule: "C3",
+		message: "flink: data-plane container tm has 30 CPUs; the envelope of bench-96c is 32"},
+	{name: "C3 data plane is not the envelope (memory)", file: flinkFile,
+		old: "memory:  env.envelope.memory", new: "memory:  64 * GiB",
+		env: "bench-96c", entrant: "flink", rule: "C3",
+		message: "flink: data-plane container tm has 64 GiB of memory; the envelope of bench-96c is 96 GiB"},
+	// C4: the host budget.
+	{name: "C4 host budget overflow", file: flinkFile,
+		old: `supports: ["bench-96c"]`, new: `supports: ["bench-96c", "retired-32c"]`,
+		env: "retired-32c", entrant: "flink", rule: "C4",
+		message:    "flink on retired-32c: infra 19 + envelope 6 + control plane 1 + reserve 7 = 33 exceeds the host's 32 (cpus)",
+		lineInFile: retFile, line: "host: {"},
+	// C5: swap equals memory, arm and infra.
+	{name: "C5 arm swap", file: flinkFile,
+		old: "memory:  2 * GiB", new: "memory:  2 * GiB, memorySwap: 4 * GiB",
+		env: "bench-96c", entrant: "flink", rule: "C5",
+		message: "flink: container jm has memorySwap 4 GiB but memory 2 GiB; swap is disabled"},
+	{name: "C5 infra swap", file: benchFile,
+		old: "memory:   32 * GiB", new: "memory:   32 * GiB, memorySwap: 64 * GiB",
+		env: "bench-96c", entrant: "vector", rule: "C5",
+		message: "bench-96c: clickhouse has memorySwap 64 GiB but memory 32 GiB"},
+	// C9: JVM heap bounds.
+	{name: "C9 heap below floor", file: flinkFile,
+		old: "heap:    4 * GiB", new: "heap:    2 * GiB",
+		env: "bench-96c", entrant: "flink", rule: "C9",
+		message: "flink: container tm heap 2 GiB is below the entrant's floor of 4 GiB"},
+	{name: "C9 heap above ceiling", file: flinkFile,
+		old: "heap:    4 * GiB", new: "heap:    40 * GiB",
+		env: "bench-96c", entrant: "flink", rule: "C9",
+		message: "flink: container tm heap 40 GiB is above the compressed-oops ceiling of 30 GiB"},
+	{name: "C9 heap and non-heap exceed the container", file: flinkFile,
+		old: "nonHeap: 512 * MiB", new: "nonHeap: 1536 * MiB",
+		env: "bench-96c", entrant: "flink", rule: "C9",
+		message: "flink: container jm heap 1 GiB + non-heap 1536 MiB = 2560 MiB does not fit its memory of 2 GiB",
+		line:    "heap:    1 * GiB"},
+	{name: "C9 JVM without heap", file: spateFile,
+		old: `role:   "data-plane"`, new: `role:   "data-plane", runtime: "jvm"`,
+		env: "bench-96c", entrant: "spate", rule: "C9",
+		message: "spate: JVM container spate declares no heap"},
+	// C10: parallelism equals partitions.
+	{name: "C10 parallelism below partitions", file: vectorFile,
+		old: "value:       env.partitions", new: "value:       8",
+		env: "bench-96c", entrant: "vector", rule: "C10",
+		message: "vector: parallelism knob threads is 8; bench-96c has 32 partitions"},
+	// C11: infrastructure declared with caps and images.
+	{name: "C11 container without image", file: benchFile,
+		old: `image: {
+				ref:    "clickhouse/clickhouse-server:24.8"
+				digest: "sha256:1ffa82edee000a42c09313bd9f1293d94c570aee74babc1b3ca9983a35fa597b"
+			}
+			cpus:     32`, new: `cpus:     32`,
+		env: "bench-96c", entrant: "vector", rule: "C11",
+		message: "bench-96c: clickhouse runs as a container but declares no image", line: `name: "spatec-clickhouse"`, anyPosInFiles: true},
+	{name: "C11 embedded broker in an authoritative environment", file: retFile,
+		old: `run:  "container"
+			name: "spatec-redpanda"`, new: `run:  "embedded"
+			name: "spatec-redpanda"`,
+		env: "retired-32c", entrant: "vector", rule: "C11",
+		message: `retired-32c: broker runs "embedded" in an authoritative environment`, line: `run:  "embedded"`},
+	// C15: closed files, integer bytes, two decimals.
+	{name: "C15 unknown field", file: vectorFile,
+		old: `role:   "data-plane"`, new: `role:   "data-plane"` + "\n\t\tthreads: 4",
+		env: "bench-96c", entrant: "vector", rule: "C15",
+		message: `unknown field "threads" at entrant.containers.vector.threads`, line: "threads: 4"},
+	{name: "C15 three decimals", file: benchFile,
+		old: "cpus:   3\n", new: "cpus:   3.125\n",
+		env: "bench-96c", entrant: "vector", rule: "C15",
+		message: "bench-96c: broker has cpus 3.125; CPUs take at most two decimal places"},
+	{name: "C15 memory not integer bytes", file: flinkFile,
+		old: "memory:  2 * GiB", new: "memory:  1.5 * GiB",
+		env: "bench-96c", entrant: "flink", rule: "C15", message: "memory is integer bytes"},
+	// C16: pins.
+	{name: "C16 infrastructure image not pinned", file: benchFile,
+		old: "\t\t\t\tdigest: \"sha256:1ffa82edee000a42c09313bd9f1293d94c570aee74babc1b3ca9983a35fa597b\"\n", new: "\n",
+		env: "bench-96c", entrant: "vector", rule: "C16",
+		message: "bench-96c: clickhouse image clickhouse/clickhouse-server:24.8 is not pinned", line: "image: {", anyPosInFiles: true},
+	{name: "C16 version probe names no container", file: vectorFile,
+		old: `container: "vector"`, new: `container: "vectr"`,
+		env: "bench-96c", entrant: "vector", rule: "C16",
+		message: "vector: version.container names vectr, which is not one of its containers"},
+	{name: "C16 no pinned version", file: vectorFile,
+		old: `pin:       "0.49.0"`, new: `pin:       ""`,
+		env: "bench-96c", entrant: "vector", rule: "C16", message: "invalid value"},
+	// Variants and knobs.
+	{name: "variants: two defaults", file: vectorFile,
+		old: `set: batch_max_events: 20_000`, new: `set: batch_max_events: 20_000` + "\n\t\t\tdefault: true",
+		env: "bench-96c", entrant: "vector", rule: "variants",
+		message: "vector: needs exactly one default variant, got 2", line: "variants: {"},
+	{name: "knobs: wrong type", file: vectorFile,
+		old: "value: *200_000 | int", new: `value: "lots"`,
+		env: "bench-96c", entrant: "vector", rule: "knobs", message: "conflicting values"},
+}
+
+func TestMustFail(t *testing.T) {
+	base := realTree(t)
+	for _, c := range mustFails {
+		t.Run(c.name, func(t *testing.T) {
+			fsys := fstest.MapFS{}
+			for k, v := range base {
+				fsys[k] = v
+			}
+			orig := string(base[c.file].Data)
+			if strings.Count(orig, c.old) != 1 {
+				t.Fatalf("fixture: %q occurs %d times in %s", c.old, strings.Count(orig, c.old), c.file)
+			}
+			edited := strings.Replace(orig, c.old, c.new, 1)
+			fsys[c.file] = &fstest.MapFile{Data: []byte(edited)}
+
+			tr := loadTree(t, fsys)
+			p, problems := tr.Resolve(c.env, c.entrant, "")
+			if p != nil {
+				t.Fatalf("the broken input was accepted: %s", c.name)
+			}
+			posFile, posText := c.file, c.line
+			if c.lineInFile != "" {
+				posFile = c.lineInFile
+			}
+			if posText == "" {
+				posText = c.new
+			}
+			wantPos := posFile + ":" + fmt.Sprint(lineOf(t, string(fsys[posFile].Data), posText))
+			for _, pr := range problems {
+				if pr.Rule != c.rule || !strings.Contains(pr.Message, c.message) {
+					continue
+				}
+				if c.anyPosInFiles && strings.HasPrefix(pr.Pos, posFile+":") || pr.Pos == wantPos {
+					return
+				}
+				t.Fatalf("%s reported at %s, want %s:\n%s", c.rule, pr.Pos, wantPos, pr)
+			}
+			t.Fatalf("no %s problem containing %q; got:\n%s", c.rule, c.message, joinProblems(problems))
+		})
+	}
+}
+
+// TestEveryProblemAtOnce breaks several rules in one file and expects each
+// to be reported in the same run.
+func TestEveryProblemAtOnce(t *testing.T) {
+	fsys := realTree(t)
+	src := string(fsys[flinkFile].Data)
+	for _, r := range [][2]string{
+		{"cpus:    env.envelope.cpus", "cpus:    30.123"},
+		{"value:       env.partitions", "value:       8"},
+		{`role:    "control-plane"`, `role:    "control_plane"`},
+		{"heap:    4 * GiB", "heap:    40 * GiB"},
+	} {
+		src = strings.Replace(src, r[0], r[1], 1)
+	}
+	fsys[flinkFile] = &fstest.MapFile{Data: []byte(src)}
+	_, problems := loadTree(t, fsys).Resolve("bench-96c", "flink", "")
+	rules := map[string]bool{}
+	for _, p := range problems {
+		rules[p.Rule] = true
+	}
+	for _, r := range []string{"C3", "C9", "C10", "C15"} {
+		if !rules[r] {
+			t.Errorf("no %s problem among:\n%s", r, joinProblems(problems))
+		}
+	}
+}
+
+// TestBrokenPackageBlocksOnlyItself checks that a syntax error in one
+// entrant leaves the others planning.
+func TestBrokenPackageBlocksOnlyItself(t *testing.T) {
+	fsys := realTree(t)
+	fsys[vectorFile] = &fstest.MapFile{Data: []byte("package vector\nentrant: {\n")}
+	tr := loadTree(t, fsys)
+	if len(tr.Broken()) == 0 {
+		t.Fatal("a syntax error must be reported")
+	}
+	if !strings.HasPrefix(tr.Broken()[0].Pos, vectorFile+":") {
+		t.Errorf("the syntax error must point into %s, got %s", vectorFile, tr.Broken()[0])
+	}
+	if _, problems := tr.Resolve("bench-96c", "spate", ""); len(problems) > 0 {
+		t.Errorf("spate must still plan: %v", problems)
+	}
+}
+
+func lineOf(t *testing.T, src, text string) int {
+	t.Helper()
+	i := strings.Index(src, strings.TrimLeft(text, "\t\n"))
+	if i < 0 {
+		t.Fatalf("fixture: %q not in the edited file", text)
+	}
+	return strings.Count(src[:i], "\n") + 1
+}
+
+func joinProblems(ps []Problem) string {
+	var b strings.Builder
+	for _, p := range ps {
+		b.WriteString("  " + p.String() + "\n")
+	}
+	return b.String()
+}

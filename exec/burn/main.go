@@ -1,0 +1,222 @@
+// Command burn is spatec's own load program for testing the executor against
+// a real engine. It burns a set number of cores' worth of CPU, holds a set
+// amount of anonymous and of shared memory, and can exit early with a chosen
+// code, so tests can check caps, measurements and failure reporting with a
+// workload whose behaviour is known exactly.
+//
+// It is built statically (CGO_ENABLED=0) into a FROM scratch image, so it
+// relies on nothing but the kernel.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Version is what -version prints; tests pin it to check version reading.
+const Version = "1.0.0"
+
+// dutyPeriod is the slice of wall time in which each worker is busy for its
+// share and sleeps for the rest. It is short next to the 100 ms CFS period,
+// so an uncapped burn looks steady to a sampler.
+const dutyPeriod = 10 * time.Millisecond
+
+type options struct {
+	cpu     float64
+	anon    int64
+	shm     int64
+	hold    time.Duration
+	exit    int
+	version bool
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	opts, err := parseFlags(args, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "burn: %v\n", err)
+		return 2
+	}
+	if opts.version {
+		fmt.Fprintf(stdout, "burn %s\n", Version)
+		return 0
+	}
+
+	// As PID 1 in a container, SIGTERM is ignored unless handled: handle it
+	// so `docker stop` ends burn at once instead of after the grace period.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+
+	anon, err := touchAnon(opts.anon)
+	if err != nil {
+		fmt.Fprintf(stderr, "burn: %v\n", err)
+		return 1
+	}
+	shm, err := touchShm(opts.shm)
+	if err != nil {
+		fmt.Fprintf(stderr, "burn: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "burn ready: cpu=%g anon=%d shm=%d\n", opts.cpu, opts.anon, opts.shm)
+
+	startBurn(ctx, opts.cpu)
+
+	if opts.hold > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(opts.hold):
+		}
+	} else if opts.exit < 0 {
+		<-ctx.Done()
+	}
+
+	// The mappings must stay live until here: the memory is the point.
+	runtime.KeepAlive(anon)
+	runtime.KeepAlive(shm)
+
+	if opts.exit >= 0 {
+		fmt.Fprintf(stderr, "burn: exiting with code %d as asked\n", opts.exit)
+		return opts.exit
+	}
+	return 0
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var opts options
+	var anon, shm string
+	fs := flag.NewFlagSet("burn", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Float64Var(&opts.cpu, "cpu", 0, "cores' worth of CPU to burn (e.g. 0.5); above a CPU cap it saturates the cap")
+	fs.StringVar(&anon, "anon", "0", "anonymous memory to allocate and touch (e.g. 64MiB)")
+	fs.StringVar(&shm, "shm", "0", "shared memory (memfd) to allocate and touch (e.g. 32MiB)")
+	fs.DurationVar(&opts.hold, "hold", 0, "run this long, then exit (0: until SIGTERM, or at once with -exit)")
+	fs.IntVar(&opts.exit, "exit", -1, "exit with this code after -hold, printing a line to stderr first")
+	fs.BoolVar(&opts.version, "version", false, "print the version and exit")
+	if err := fs.Parse(args); err != nil {
+		return options{}, err
+	}
+	if fs.NArg() > 0 {
+		return options{}, fmt.Errorf("unexpected arguments %q; burn takes flags only", fs.Args())
+	}
+	if opts.cpu < 0 || math.IsNaN(opts.cpu) || math.IsInf(opts.cpu, 0) {
+		return options{}, fmt.Errorf("-cpu %v: want a finite number of cores, 0 or more", opts.cpu)
+	}
+	if opts.exit > 255 {
+		return options{}, fmt.Errorf("-exit %d: an exit code is 0 to 255", opts.exit)
+	}
+	var err error
+	if opts.anon, err = parseSize(anon); err != nil {
+		return options{}, fmt.Errorf("-anon: %w", err)
+	}
+	if opts.shm, err = parseSize(shm); err != nil {
+		return options{}, fmt.Errorf("-shm: %w", err)
+	}
+	return opts, nil
+}
+
+// parseSize reads a byte count written as a plain integer or with a binary
+// unit: 512, 64KiB, 64MiB, 1GiB.
+func parseSize(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		factor int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"B", 1}}
+	num, factor := s, int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			num, factor = strings.TrimSuffix(s, u.suffix), u.factor
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/factor {
+		return 0, fmt.Errorf("size %q: want a non-negative integer with an optional unit B, KiB, MiB or GiB (e.g. 64MiB)", s)
+	}
+	return n * factor, nil
+}
+
+// touchAnon maps private anonymous memory and writes every page, so the
+// kernel charges all of it to the cgroup's anonymous (rss) memory.
+func touchAnon(size int64) ([]byte, error) {
+	if size == 0 {
+		return nil, nil
+	}
+	mem, err := unix.Mmap(-1, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, fmt.Errorf("mapping %d bytes of anonymous memory: %w", size, err)
+	}
+	touch(mem)
+	return mem, nil
+}
+
+// touchShm creates a memfd, sizes it and maps it shared, then writes every
+// page: the kernel charges the pages to shmem, the way a JVM on ZGC keeps its
+// heap, which is why spatec counts shmem with anon (contract C7).
+func touchShm(size int64) ([]byte, error) {
+	if size == 0 {
+		return nil, nil
+	}
+	fd, err := unix.MemfdCreate("burn-shm", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("creating a memfd: %w", err)
+	}
+	// The mapping keeps the memory alive after the descriptor closes.
+	defer unix.Close(fd)
+	if err := unix.Ftruncate(fd, size); err != nil {
+		return nil, fmt.Errorf("sizing the memfd to %d bytes: %w", size, err)
+	}
+	mem, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("mapping %d bytes of the memfd: %w", size, err)
+	}
+	touch(mem)
+	return mem, nil
+}
+
+func touch(mem []byte) {
+	page := os.Getpagesize()
+	for i := 0; i < len(mem); i += page {
+		mem[i] = 1
+	}
+}
+
+// startBurn starts ceil(cores) workers, each busy for cores/workers of every
+// duty period. Under a CPU cap lower than cores the workers simply run into
+// the CFS quota, so the cap is what a sampler measures.
+func startBurn(ctx context.Context, cores float64) {
+	if cores == 0 {
+		return
+	}
+	workers := int(math.Ceil(cores))
+	busy := time.Duration(float64(dutyPeriod) * cores / float64(workers))
+	for range workers {
+		go spin(ctx, busy)
+	}
+}
+
+func spin(ctx context.Context, busy time.Duration) {
+	for ctx.Err() == nil {
+		start := time.Now()
+		for time.Since(start) < busy {
+			// Spin: this loop is the CPU load.
+		}
+		if rest := dutyPeriod - time.Since(start); rest > 0 {
+			time.Sleep(rest)
+		}
+	}
+}

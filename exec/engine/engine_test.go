@@ -1,0 +1,508 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/sys/unix"
+
+	"spatec.dev/spatec/exec/burn/burntest"
+	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/internal/testenv"
+)
+
+const (
+	mib = int64(1) << 20
+	// testLabel marks everything a test creates; each test gets its own
+	// value, and its cleanup removes everything carrying it.
+	testLabel = "dev.spatec.test"
+)
+
+// newEngine connects to the local engine, or fails (CI) or skips the test.
+func newEngine(t testing.TB) *engine.Engine {
+	t.Helper()
+	var e *engine.Engine
+	testenv.Require(t, "docker engine", func() error {
+		var err error
+		e, err = engine.New(context.Background())
+		return err
+	})
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// scope returns a label value unique to this test and registers the
+// teardown of everything labelled with it.
+func scope(t testing.TB, e *engine.Engine) string {
+	t.Helper()
+	value := "t-" + uuid.NewString()[:8]
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := e.RemoveByLabel(ctx, testLabel, value); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	return value
+}
+
+func testContext(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestCreateAppliesExactCaps(t *testing.T) {
+	e := newEngine(t)
+	ctx := testContext(t)
+	run := scope(t, e)
+	img := burntest.Image(t, e)
+
+	spec := engine.ContainerSpec{
+		Name:       "spatec-caps-" + run,
+		Image:      img,
+		Args:       []string{"-cpu", "0.1", "-anon", "8MiB"},
+		Env:        map[string]string{"B": "2", "A": "1"},
+		Labels:     map[string]string{testLabel: run, "dev.spatec.role": "data-plane"},
+		NanoCPUs:   5e8,
+		Memory:     256 * mib,
+		MemorySwap: 256 * mib,
+	}
+	created, err := e.Create(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(created.Warnings) > 0 {
+		t.Fatalf("create warnings mean a cap was dropped: %q", created.Warnings)
+	}
+	if err := e.Start(ctx, created.ID); err != nil {
+		t.Fatal(err)
+	}
+	c, err := e.Inspect(ctx, created.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := engine.Resources{NanoCPUs: 5e8, Memory: 256 * mib, MemorySwap: 256 * mib}
+	got := c.Resources
+	got.ShmSize = 0 // the engine's default, not a cap under test
+	if got != want {
+		t.Errorf("caps as applied = %+v, want %+v", got, want)
+	}
+	if c.Name != spec.Name || !c.Running || c.Pid <= 0 {
+		t.Errorf("inspect: name %q running %v pid %d, want %q running with a pid", c.Name, c.Running, c.Pid, spec.Name)
+	}
+	for k, v := range spec.Labels {
+		if c.Labels[k] != v {
+			t.Errorf("label %s = %q, want %q", k, c.Labels[k], v)
+		}
+	}
+	if !strings.HasPrefix(c.ImageID, "sha256:") {
+		t.Errorf("image ID %q, want sha256:…", c.ImageID)
+	}
+	if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(c.Pid), "cgroup")); err != nil {
+		t.Errorf("the container's process has no cgroup file to locate its cgroup by: %v", err)
+	}
+}
+
+func TestEarlyExitGivesCodeAndLogTail(t *testing.T) {
+	e := newEngine(t)
+	ctx := testContext(t)
+	run := scope(t, e)
+	img := burntest.Image(t, e)
+
+	created, err := e.Create(ctx, engine.ContainerSpec{
+		Name:       "spatec-exit-" + run,
+		Image:      img,
+		Args:       []string{"-exit", "3"},
+		Labels:     map[string]string{testLabel: run},
+		NanoCPUs:   5e8,
+		Memory:     64 * mib,
+		MemorySwap: 64 * mib,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(ctx, created.ID); err != nil {
+		t.Fatal(err)
+	}
+	code, err := e.Wait(ctx, created.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 3 {
+		t.Errorf("exit code %d, want 3", code)
+	}
+	logs, err := e.Logs(ctx, created.ID, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs, "exiting with code 3") || !strings.Contains(logs, "burn ready") {
+		t.Errorf("log tail %q lacks the ready line (stdout) and the exit line (stderr)", logs)
+	}
+	one, err := e.Logs(ctx, created.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(strings.TrimSpace(one), "\n") != 0 {
+		t.Errorf("a one-line tail gave %q", one)
+	}
+	c, err := e.Inspect(ctx, created.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Running || c.ExitCode != 3 || c.FinishedAt.IsZero() {
+		t.Errorf("inspect after exit: running %v exit %d finished %v", c.Running, c.ExitCode, c.FinishedAt)
+	}
+}
+
+func TestStopEndsBurnPromptly(t *testing.T) {
+	e := newEngine(t)
+	ctx := testContext(t)
+	run := scope(t, e)
+	img := burntest.Image(t, e)
+
+	created, err := e.Create(ctx, engine.ContainerSpec{
+		Name: "spatec-stop-" + run, Image: img, Labels: map[string]string{testLabel: run},
+		NanoCPUs: 2e8, Memory: 32 * mib, MemorySwap: 32 * mib,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(ctx, created.ID); err != nil {
+		t.Fatal(err)
+	}
+	// burn runs as PID 1, which ignores SIGTERM unless it handles it; exit
+	// code 0 (not 137) shows it handled it rather than being killed after
+	// the grace period.
+	if err := e.Stop(ctx, created.ID, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	c, err := e.Inspect(ctx, created.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Running || c.ExitCode != 0 {
+		t.Errorf("after stop: running %v exit %d; want stopped with 0", c.Running, c.ExitCode)
+	}
+}
+
+func TestRemoveByLabelLeavesNothing(t *testing.T) {
+	e := newEngine(t)
+	ctx := testContext(t)
+	run := scope(t, e)
+	other := scope(t, e)
+	img := burntest.Image(t, e)
+	labels := map[string]string{testLabel: run}
+
+	netName := "spatec-net-" + run
+	if _, err := e.CreateNetwork(ctx, netName, labels); err != nil {
+		t.Fatal(err)
+	}
+	spec := engine.ContainerSpec{
+		Image: img, Labels: labels, NetworkMode: netName,
+		Memory: 32 * mib, MemorySwap: 32 * mib, NanoCPUs: 1e8,
+	}
+	// One running on the network, one created and never started.
+	running := spec
+	running.Name, running.NetworkAliases = "spatec-run-"+run, []string{"burner"}
+	running.Publish = map[string]string{"8081/tcp": ""} // any free host port
+	idle := spec
+	idle.Name = "spatec-idle-" + run
+	for i, s := range []engine.ContainerSpec{running, idle} {
+		created, err := e.Create(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			if err := e.Start(ctx, created.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// A container under another label value must survive the teardown.
+	bystander := spec
+	bystander.Name, bystander.NetworkMode, bystander.Labels = "spatec-bystander-"+other, "", map[string]string{testLabel: other}
+	if _, err := e.Create(ctx, bystander); err != nil {
+		t.Fatal(err)
+	}
+
+	before, err := e.ListByLabel(ctx, testLabel, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(before.Containers)
+	if !slices.Equal(before.Containers, []string{idle.Name, running.Name}) || !slices.Equal(before.Networks, []string{netName}) {
+		t.Fatalf("before teardown: %+v, want the 2 containers and the network", before)
+	}
+
+	if err := e.RemoveByLabel(ctx, testLabel, run); err != nil {
+		t.Fatal(err)
+	}
+	after, err := e.ListByLabel(ctx, testLabel, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !after.Empty() {
+		t.Errorf("left behind after teardown: %+v", after)
+	}
+	kept, err := e.ListByLabel(ctx, testLabel, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(kept.Containers, []string{bystander.Name}) {
+		t.Errorf("teardown of %s=%s touched other containers: left %v, want %v", testLabel, run, kept.Containers, []string{bystander.Name})
+	}
+}
+
+func TestRemoveByLabelRefusesEmptyKey(t *testing.T) {
+	e := newEngine(t)
+	err := e.RemoveByLabel(testContext(t), "", "x")
+	if err == nil || !strings.Contains(err.Error(), "no label key given") {
+		t.Fatalf("got %v, want a refusal naming the missing key", err)
+	}
+}
+
+func TestNewUnreachableNamesSocketAndFix(t *testing.T) {
+	sock := "unix://" + filepath.Join(t.TempDir(), "absent.sock")
+	t.Setenv("DOCKER_HOST", sock)
+	_, err := engine.New(context.Background())
+	if err == nil {
+		t.Fatal("New succeeded against a socket that does not exist")
+	}
+	t.Log(err)
+	for _, want := range []string{sock, "from DOCKER_HOST", "bash .ci/services", "systemctl start docker"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+}
+
+func TestMissingImageIsClear(t *testing.T) {
+	e := newEngine(t)
+	ctx := testContext(t)
+	run := scope(t, e)
+	const ref = "spatec-absent:never-built"
+
+	_, err := e.Create(ctx, engine.ContainerSpec{
+		Name: "spatec-missing-" + run, Image: ref, Labels: map[string]string{testLabel: run},
+		Memory: 32 * mib, MemorySwap: 32 * mib,
+	})
+	var missing *engine.ImageMissingError
+	if !errors.As(err, &missing) || missing.Ref != ref {
+		t.Fatalf("create with a missing image: got %v, want an ImageMissingError for %s", err, ref)
+	}
+	t.Log(err)
+	want := "image " + ref + " is not present on this engine; build or load it first"
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
+	}
+
+	if _, err := e.ImageDigest(ctx, ref); !errors.As(err, &missing) {
+		t.Errorf("ImageDigest of a missing image: got %v, want an ImageMissingError", err)
+	}
+	if ok, err := e.ImageExists(ctx, ref); err != nil || ok {
+		t.Errorf("ImageExists(%s) = %v, %v; want false, nil", ref, ok, err)
+	}
+}
+
+func TestCheckCPUs(t *testing.T) {
+	err := engine.CheckCPUs(32, 2)
+	want := "the plan asks 32 CPUs; this host has 2; use an environment sized for it"
+	if err == nil || err.Error() != want {
+		t.Errorf("CheckCPUs(32, 2) = %v, want %q", err, want)
+	}
+	if err := engine.CheckCPUs(2, 2); err != nil {
+		t.Errorf("CheckCPUs(2, 2) = %v, want nil: all of the host's CPUs is allowed", err)
+	}
+	if err := engine.CheckCPUs(0.5, 2); err != nil {
+		t.Errorf("CheckCPUs(0.5, 2) = %v, want nil", err)
+	}
+	if err := engine.CheckCPUs(2.01, 2); err == nil || !strings.Contains(err.Error(), "asks 2.01 CPUs; this host has 2") {
+		t.Errorf("CheckCPUs(2.01, 2) = %v, want a refusal quoting 2.01", err)
+	}
+	if err := engine.CheckCPUs(0, 2); err == nil || !strings.Contains(err.Error(), "positive") {
+		t.Errorf("CheckCPUs(0, 2) = %v, want a refusal", err)
+	}
+}
+
+func TestCreateRefusesBadSpecs(t *testing.T) {
+	e := newEngine(t)
+	ctx := testContext(t)
+	run := scope(t, e)
+	info, err := e.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := engine.ContainerSpec{
+		Name: "spatec-bad-" + run, Image: "spatec-absent:never-built", Labels: map[string]string{testLabel: run},
+		Memory: 32 * mib, MemorySwap: 32 * mib,
+	}
+	tooMany := base
+	tooMany.NanoCPUs = int64(info.NCPU+30) * 1e9
+	noSwap := base
+	noSwap.MemorySwap = 0
+
+	cases := []struct {
+		name string
+		spec engine.ContainerSpec
+		want string
+	}{
+		{"cpus above host", tooMany, "the plan asks " + strconv.Itoa(info.NCPU+30) + " CPUs; this host has " + strconv.Itoa(info.NCPU) + "; use an environment sized for it"},
+		{"memory without swap", noSwap, "MemorySwap is unset; set MemorySwap to 33554432"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := e.Create(ctx, tc.spec)
+			t.Log(err)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRunOnceReadsVersion(t *testing.T) {
+	e := newEngine(t)
+	ctx := testContext(t)
+	run := scope(t, e)
+	img := burntest.Image(t, e)
+
+	code, logs, err := e.RunOnce(ctx, engine.ContainerSpec{
+		Name: "spatec-version-" + run, Image: img, Args: []string{"-version"},
+		Labels: map[string]string{testLabel: run}, Memory: 32 * mib, MemorySwap: 32 * mib,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 0 || strings.TrimSpace(logs) != "burn "+burntest.Version {
+		t.Errorf("RunOnce -version: exit %d, output %q; want 0 and %q", code, logs, "burn "+burntest.Version)
+	}
+	left, err := e.ListByLabel(ctx, testLabel, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !left.Empty() {
+		t.Errorf("RunOnce left %+v behind", left)
+	}
+}
+
+func TestBuildScratchImage(t *testing.T) {
+	e := newEngine(t)
+	ctx := testContext(t)
+	img := burntest.Image(t, e)
+
+	got, err := e.ImageDigest(ctx, img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got.ID, "sha256:") || len(got.Labels[burntest.SHA256Label]) != 64 {
+		t.Errorf("burn image: ID %q labels %v; want a sha256 ID and the binary's digest label", got.ID, got.Labels)
+	}
+
+	bad := []struct {
+		name string
+		img  engine.ScratchImage
+		want string
+	}{
+		{"entrypoint not a file", engine.ScratchImage{Tag: "spatec-bad:test", Files: map[string][]byte{"a": nil}, Entrypoint: []string{"/b"}}, `entrypoint "/b" is not one of the image's files [/a]`},
+		{"escaping path", engine.ScratchImage{Tag: "spatec-bad:test", Files: map[string][]byte{"../a": nil}, Entrypoint: []string{"/a"}}, `file path "../a"`},
+		{"no entrypoint", engine.ScratchImage{Tag: "spatec-bad:test", Files: map[string][]byte{"a": nil}}, "no entrypoint given"},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := e.BuildScratchImage(ctx, tc.img)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestBuildErrorInStreamIsReported(t *testing.T) {
+	e := newEngine(t)
+	ctx := testContext(t)
+	dir := t.TempDir()
+	dockerfile := "FROM scratch\nCOPY not-in-context /x\n"
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.BuildContextDir(ctx, "spatec-broken:test", dir, nil)
+	if err == nil {
+		t.Fatal("a build copying a file that is not in the context succeeded")
+	}
+	t.Log(err)
+	for _, want := range []string{"building image spatec-broken:test", "not-in-context", "COPY not-in-context /x"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+}
+
+func TestInfoReportsHostFacts(t *testing.T) {
+	e := newEngine(t)
+	info, err := e.Info(testContext(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uts unix.Utsname
+	if err := unix.Uname(&uts); err != nil {
+		t.Fatal(err)
+	}
+	if kernel := unix.ByteSliceToString(uts.Release[:]); info.KernelVersion != kernel {
+		t.Errorf("kernel %q, uname says %q", info.KernelVersion, kernel)
+	}
+	// The engine counts the host's CPUs; this process may be pinned to fewer.
+	if info.NCPU < runtime.NumCPU() {
+		t.Errorf("NCPU %d, but this process alone can use %d", info.NCPU, runtime.NumCPU())
+	}
+	if info.CgroupVersion != "1" && info.CgroupVersion != "2" {
+		t.Errorf("cgroup version %q, want 1 or 2", info.CgroupVersion)
+	}
+	if info.CgroupDriver != "cgroupfs" && info.CgroupDriver != "systemd" {
+		t.Errorf("cgroup driver %q, want cgroupfs or systemd", info.CgroupDriver)
+	}
+	if info.EngineVersion == "" || info.APIVersion == "" || info.ClientAPIVersion == "" || info.MemTotal <= 0 {
+		t.Errorf("missing host facts: %+v", info)
+	}
+}
+
+// BenchmarkCreateStartInspect measures what applying one capped container
+// costs the executor: create, start and inspect; the removal is not timed.
+func BenchmarkCreateStartInspect(b *testing.B) {
+	e := newEngine(b)
+	ctx := testContext(b)
+	run := scope(b, e)
+	img := burntest.Image(b, e)
+	i := 0
+	for b.Loop() {
+		i++
+		created, err := e.Create(ctx, engine.ContainerSpec{
+			Name: "spatec-bench-" + run + "-" + strconv.Itoa(i), Image: img,
+			Labels:   map[string]string{testLabel: run},
+			NanoCPUs: 5e8, Memory: 64 * mib, MemorySwap: 64 * mib,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := e.Start(ctx, created.ID); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.Inspect(ctx, created.ID); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := e.Remove(ctx, created.ID); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}

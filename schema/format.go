@@ -1,0 +1,49 @@
+package schema
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// FormatCPUs renders a CPU count without trailing zeros: "32", "0.5".
+func FormatCPUs(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// FormatBytes renders a byte count the way the CUE files write it:
+// "96 GiB", "512 MiB", else bytes.
+func FormatBytes(n int64) string {
+	const kib, mib, gib = 1 << 10, 1 << 20, 1 << 30
+	switch {
+	case n != 0 && n%gib == 0:
+		return fmt.Sprintf("%d GiB", n/gib)
+	case n != 0 && n%mib == 0:
+		return fmt.Sprintf("%d MiB", n/mib)
+	case n != 0 && n%kib == 0:
+		return fmt.Sprintf("%d KiB", n/kib)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// BudgetSummary spells out the C4 host arithmetic for CPUs or memory, e.g.
+// "3 + 32 + 32 leaves 29 of 96 cores for the driver, sampler and OS":
+// broker, ClickHouse, envelope, then any control plane and reserve.
+func (p *Plan) BudgetSummary(cpus bool) string {
+	b := p.Budget.Memory
+	f := func(v float64) string { return FormatBytes(int64(v)) }
+	broker, ch := float64(p.Env.Infra.Broker.Memory), float64(p.Env.Infra.ClickHouse.Memory)
+	unit := ""
+	if cpus {
+		b, f = p.Budget.CPUs, FormatCPUs
+		broker, ch = p.Env.Infra.Broker.CPUs, p.Env.Infra.ClickHouse.CPUs
+		unit = " cores"
+	}
+	terms := []string{f(broker), f(ch), f(b.Envelope)}
+	if b.ControlPlane > 0 {
+		terms = append(terms, f(b.ControlPlane)+" (control plane)")
+	}
+	if b.Reserve > 0 {
+		terms = append(terms, f(b.Reserve)+" (reserve)")
+	}
+	return fmt.Sprintf("%s leaves %s of %s%s for the driver, sampler and OS",
+		strings.Join(terms, " + "), f(b.Left), f(b.Host), unit)
+}
