@@ -2,8 +2,8 @@ package compiler
 
 import (
 	"encoding/json"
-	"fmt"
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
