@@ -235,7 +235,38 @@ func (e *Engine) Create(ctx context.Context, spec ContainerSpec) (Created, error
 		}
 		return Created{}, fmt.Errorf("creating container %s from image %s: %w", spec.Name, spec.Image, err)
 	}
+	if len(spec.Files) > 0 {
+		if err := e.copyFiles(ctx, resp.ID, spec.Files); err != nil {
+			return Created{ID: resp.ID, Warnings: resp.Warnings}, fmt.Errorf("container %s: %w", spec.Name, err)
+		}
+	}
 	return Created{ID: resp.ID, Warnings: resp.Warnings}, nil
+}
+
+// copyFiles writes files into a created container through the archive API.
+func (e *Engine) copyFiles(ctx context.Context, id string, files map[string]string) error {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, name := range sortedKeys(files) {
+		if !strings.HasPrefix(name, "/") {
+			return fmt.Errorf("file %q: paths inside a container are absolute", name)
+		}
+		body := files[name]
+		hdr := &tar.Header{Name: strings.TrimPrefix(name, "/"), Mode: 0o644, Size: int64(len(body)), ModTime: time.Unix(0, 0)}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return fmt.Errorf("packing %s: %w", name, err)
+		}
+		if _, err := io.WriteString(tw, body); err != nil {
+			return fmt.Errorf("packing %s: %w", name, err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("packing files: %w", err)
+	}
+	if err := e.cli.CopyToContainer(ctx, id, "/", &buf, container.CopyToContainerOptions{}); err != nil {
+		return fmt.Errorf("writing files %s: %w", strings.Join(sortedKeys(files), ", "), err)
+	}
+	return nil
 }
 
 func (e *Engine) checkSpec(spec ContainerSpec) error {

@@ -75,6 +75,9 @@ type ContainerSpec struct {
 	NetworkAliases []string
 	// Publish maps container ports ("8081/tcp") to host ports ("18081").
 	Publish map[string]string
+	// Files are written into the container, by absolute path, after it is
+	// created and before it starts (configuration files).
+	Files map[string]string
 }
 
 // Created is the outcome of creating a container.

@@ -1,0 +1,187 @@
+// Package sample measures a run's containers from inside the spatec
+// process, with no sidecar: a Sampler reads every container's cgroup
+// counters once per period and summarises the window into the figures a
+// record publishes (contract C7, C8): cores used, the simultaneous
+// anon+shmem peak and its shmem component, the kernel's memory peak,
+// throttling and OOM kills, per container and per arm.
+package sample
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"spatec.dev/spatec/exec/cgroup"
+)
+
+// Roles a target can have. Data-plane and control-plane containers make up
+// the arm; infra containers (broker, ClickHouse) are reported on their own
+// and never counted in the arm's figures.
+const (
+	DataPlane    = "data-plane"
+	ControlPlane = "control-plane"
+	Infra        = "infra"
+)
+
+// DefaultPeriod is the sampling period, and so the window's resolution.
+const DefaultPeriod = 100 * time.Millisecond
+
+// Source is what a target is read through. *cgroup.Group is one.
+type Source interface {
+	Stat() (cgroup.Stat, error)
+	ResetPeak() (bool, error)
+}
+
+// Target is one container to sample. The sampler does not close the
+// group: its owner does, after the window (a v2 window peak is read through
+// a descriptor the group holds until then).
+type Target struct {
+	Name  string
+	Role  string // DataPlane, ControlPlane or Infra
+	Group Source
+}
+
+// Clock is the sampler's time source; tests drive it by hand.
+type Clock interface {
+	Now() time.Time
+	NewTicker(d time.Duration) Ticker
+}
+
+// Ticker delivers the sampling ticks.
+type Ticker interface {
+	C() <-chan time.Time
+	Stop()
+}
+
+// SystemClock is the real clock.
+func SystemClock() Clock { return systemClock{} }
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+func (systemClock) NewTicker(d time.Duration) Ticker { return systemTicker{time.NewTicker(d)} }
+
+type systemTicker struct{ t *time.Ticker }
+
+func (t systemTicker) C() <-chan time.Time { return t.t.C }
+func (t systemTicker) Stop()               { t.t.Stop() }
+
+// Reading is one tick: every target's counters at one instant. Stats and
+// Errs are indexed like the targets; Errs[i] is set once target i fails,
+// and it is not read again.
+type Reading struct {
+	Index int
+	At    time.Time
+	Stats []cgroup.Stat
+	Errs  []error
+}
+
+// Option configures a Sampler.
+type Option func(*Sampler)
+
+// WithPeriod sets the sampling period (default DefaultPeriod).
+func WithPeriod(d time.Duration) Option { return func(s *Sampler) { s.period = d } }
+
+// WithClock replaces the system clock.
+func WithClock(c Clock) Option { return func(s *Sampler) { s.clock = c } }
+
+// WithObserver has f called with every reading as it is taken, from the
+// sampling goroutine: for live progress. f must return quickly.
+func WithObserver(f func(Reading)) Option { return func(s *Sampler) { s.observe = f } }
+
+// Sampler samples a fixed set of targets over one window.
+type Sampler struct {
+	targets []Target
+	period  time.Duration
+	clock   Clock
+	observe func(Reading)
+}
+
+// New checks the targets and returns a Sampler for them.
+func New(targets []Target, opts ...Option) (*Sampler, error) {
+	s := &Sampler{targets: targets, period: DefaultPeriod, clock: SystemClock()}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.period <= 0 {
+		return nil, fmt.Errorf("sampler period is %v; it must be positive (default %v)", s.period, DefaultPeriod)
+	}
+	if len(targets) == 0 {
+		return nil, errors.New("sampler has no targets: give it at least the data-plane container")
+	}
+	seen := map[string]bool{}
+	for i, t := range targets {
+		switch {
+		case t.Name == "":
+			return nil, fmt.Errorf("sampler target %d has no name", i)
+		case seen[t.Name]:
+			return nil, fmt.Errorf("sampler target %q is listed twice", t.Name)
+		case t.Role != DataPlane && t.Role != ControlPlane && t.Role != Infra:
+			return nil, fmt.Errorf("sampler target %q has role %q; the roles are %q, %q and %q", t.Name, t.Role, DataPlane, ControlPlane, Infra)
+		case t.Group == nil:
+			return nil, fmt.Errorf("sampler target %q has no cgroup", t.Name)
+		}
+		seen[t.Name] = true
+	}
+	return s, nil
+}
+
+// Period is the sampling period.
+func (s *Sampler) Period() time.Duration { return s.period }
+
+// Run opens the window, samples until ctx is done, takes a last reading and
+// returns the window's summary. Ending ctx is how a window is closed, so it
+// is not an error. The summary is complete even when a target failed part
+// way (its container exited, say): the failure is in the target's Err and
+// in the returned error.
+func (s *Sampler) Run(ctx context.Context) (Summary, error) {
+	w := s.open()
+	ticker := s.clock.NewTicker(s.period)
+	defer ticker.Stop()
+	s.read(w)
+	for {
+		select {
+		case <-ctx.Done():
+			s.read(w)
+			return w.summary()
+		case <-ticker.C():
+			s.read(w)
+		}
+	}
+}
+
+// open resets the targets' memory peaks so that they cover the window
+// where the kernel allows it.
+func (s *Sampler) open() *window {
+	w := newWindow(s.targets, s.period)
+	for i, t := range s.targets {
+		ok, err := t.Group.ResetPeak()
+		w.acc[i].peakWindow = ok
+		if err != nil {
+			w.acc[i].peakNote = err.Error()
+		}
+	}
+	return w
+}
+
+// read takes one reading of every target still readable.
+func (s *Sampler) read(w *window) {
+	r := Reading{Index: w.readings, At: s.clock.Now(), Stats: make([]cgroup.Stat, len(s.targets)), Errs: make([]error, len(s.targets))}
+	for i, t := range s.targets {
+		if w.acc[i].err != nil {
+			r.Errs[i] = w.acc[i].err
+			continue
+		}
+		st, err := t.Group.Stat()
+		if err != nil {
+			err = fmt.Errorf("sampling %s (%s): %w", t.Name, t.Role, err)
+		}
+		r.Stats[i], r.Errs[i] = st, err
+	}
+	w.add(r)
+	if s.observe != nil {
+		s.observe(r)
+	}
+}

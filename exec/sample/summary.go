@@ -1,0 +1,233 @@
+package sample
+
+import (
+	"errors"
+	"time"
+
+	"spatec.dev/spatec/exec/cgroup"
+)
+
+// Peak kinds: whether a memory peak covers the window or the container's
+// whole life (the kernel refused the reset).
+const (
+	PeakWindow   = "window"
+	PeakLifetime = "lifetime"
+)
+
+// Summary is what one window measured.
+type Summary struct {
+	Start, End time.Time
+	// Window is End − Start.
+	Window time.Duration
+	// Period is the sampling period: the window's resolution.
+	Period time.Duration
+	// Readings counts the ticks taken, the first and last included.
+	Readings   int
+	Containers []Container
+	Arm        Arm
+}
+
+// Container is one target's share of the window.
+type Container struct {
+	Name string
+	Role string
+	// Samples counts the readings that succeeded.
+	Samples int
+	// CoresUsed is CPU time over wall time between the first and the last
+	// successful reading.
+	CoresUsed float64
+	// PeakAnonBytes is the largest anon+shmem of any reading (C7);
+	// PeakAnonShmemBytes is the shmem part of that reading.
+	PeakAnonBytes      uint64
+	PeakAnonShmemBytes uint64
+	// PeakShmemBytes is the largest shmem of any reading.
+	PeakShmemBytes uint64
+	// MemoryPeakBytes is the kernel's high-water mark at the last reading
+	// (memory.peak, v1 max_usage_in_bytes); MemoryPeakKind says whether it
+	// covers the window or the container's life, MemoryPeakNote why not.
+	MemoryPeakBytes uint64
+	MemoryPeakKind  string
+	MemoryPeakNote  string
+	// Throttling and OOM kills during the window.
+	ThrottledPeriods uint64
+	ThrottledUsec    uint64
+	OOMKills         uint64
+	// Err is why sampling stopped early, "" if it did not.
+	Err string
+}
+
+// Arm is the arm's figures: its data-plane and control-plane containers,
+// infra excluded (C8). Memory peaks are simultaneous: the largest sum over
+// the arm's containers at one reading, not the sum of each one's peak.
+type Arm struct {
+	CoresUsed             float64 `json:"cores_used"`
+	DataPlaneCoresUsed    float64 `json:"data_plane_cores_used"`
+	ControlPlaneCoresUsed float64 `json:"control_plane_cores_used"`
+
+	PeakAnonBytes   uint64 `json:"peak_anon_bytes"`
+	PeakShmemBytes  uint64 `json:"peak_shmem_bytes"`
+	MemoryPeakBytes uint64 `json:"memory_peak_bytes"`
+
+	DataPlanePeakAnonBytes   uint64 `json:"data_plane_peak_anon_bytes"`
+	DataPlanePeakShmemBytes  uint64 `json:"data_plane_peak_shmem_bytes"`
+	DataPlaneMemoryPeakBytes uint64 `json:"data_plane_memory_peak_bytes"`
+
+	// MemoryPeakKind is PeakLifetime if any arm container's is.
+	MemoryPeakKind string `json:"memory_peak_kind"`
+}
+
+// Metrics returns the arm's figures under the record's metric names.
+// MemoryPeakBytes sums the containers' own peaks, which may fall at
+// different instants: it bounds the arm's peak from above.
+func (s Summary) Metrics() map[string]float64 {
+	a := s.Arm
+	return map[string]float64{
+		"cores_used":                   a.CoresUsed,
+		"data_plane_cores_used":        a.DataPlaneCoresUsed,
+		"control_plane_cores_used":     a.ControlPlaneCoresUsed,
+		"peak_anon_bytes":              float64(a.PeakAnonBytes),
+		"peak_shmem_bytes":             float64(a.PeakShmemBytes),
+		"memory_peak_bytes":            float64(a.MemoryPeakBytes),
+		"data_plane_peak_anon_bytes":   float64(a.DataPlanePeakAnonBytes),
+		"data_plane_peak_shmem_bytes":  float64(a.DataPlanePeakShmemBytes),
+		"data_plane_memory_peak_bytes": float64(a.DataPlaneMemoryPeakBytes),
+	}
+}
+
+// window accumulates readings as they come, so that a long window costs
+// no more memory than a short one.
+type window struct {
+	targets  []Target
+	period   time.Duration
+	start    time.Time
+	end      time.Time
+	readings int
+	acc      []accumulator
+	arm, dp  simultaneousPeak
+}
+
+type accumulator struct {
+	peakWindow bool
+	peakNote   string
+	err        error
+
+	samples                 int
+	firstAt, lastAt         time.Time
+	first, last             cgroup.Stat
+	peakAnon, peakAnonShmem uint64
+	peakShmem               uint64
+}
+
+// simultaneousPeak tracks the largest per-reading sum of anon+shmem over a
+// set of containers, with the shmem part of that same reading.
+type simultaneousPeak struct{ total, shmem uint64 }
+
+func (p *simultaneousPeak) add(total, shmem uint64) {
+	if total > p.total {
+		p.total, p.shmem = total, shmem
+	}
+}
+
+func newWindow(targets []Target, period time.Duration) *window {
+	return &window{targets: targets, period: period, acc: make([]accumulator, len(targets))}
+}
+
+func (w *window) add(r Reading) {
+	if w.readings == 0 {
+		w.start = r.At
+	}
+	w.end = r.At
+	w.readings++
+	var armTotal, armShmem, dpTotal, dpShmem uint64
+	for i, st := range r.Stats {
+		a := &w.acc[i]
+		if r.Errs[i] != nil {
+			if a.err == nil {
+				a.err = r.Errs[i]
+			}
+			continue
+		}
+		if a.samples == 0 {
+			a.first, a.firstAt = st, r.At
+		}
+		a.last, a.lastAt = st, r.At
+		a.samples++
+		total := st.AnonBytes + st.ShmemBytes
+		if total > a.peakAnon {
+			a.peakAnon, a.peakAnonShmem = total, st.ShmemBytes
+		}
+		a.peakShmem = max(a.peakShmem, st.ShmemBytes)
+		switch w.targets[i].Role {
+		case DataPlane:
+			dpTotal += total
+			dpShmem += st.ShmemBytes
+			fallthrough
+		case ControlPlane:
+			armTotal += total
+			armShmem += st.ShmemBytes
+		}
+	}
+	w.arm.add(armTotal, armShmem)
+	w.dp.add(dpTotal, dpShmem)
+}
+
+func (w *window) summary() (Summary, error) {
+	s := Summary{
+		Start: w.start, End: w.end, Window: w.end.Sub(w.start), Period: w.period, Readings: w.readings,
+		Containers: make([]Container, len(w.targets)),
+	}
+	s.Arm = Arm{
+		PeakAnonBytes: w.arm.total, PeakShmemBytes: w.arm.shmem,
+		DataPlanePeakAnonBytes: w.dp.total, DataPlanePeakShmemBytes: w.dp.shmem,
+		MemoryPeakKind: PeakWindow,
+	}
+	var errs []error
+	for i, t := range w.targets {
+		a := w.acc[i]
+		c := Container{
+			Name: t.Name, Role: t.Role, Samples: a.samples,
+			PeakAnonBytes: a.peakAnon, PeakAnonShmemBytes: a.peakAnonShmem, PeakShmemBytes: a.peakShmem,
+			MemoryPeakBytes:  a.last.MemoryPeakBytes,
+			MemoryPeakKind:   PeakWindow,
+			MemoryPeakNote:   a.peakNote,
+			ThrottledPeriods: delta(a.first.NrThrottled, a.last.NrThrottled),
+			ThrottledUsec:    delta(a.first.ThrottledUsec, a.last.ThrottledUsec),
+			OOMKills:         delta(a.first.OOMKills, a.last.OOMKills),
+		}
+		if !a.peakWindow {
+			c.MemoryPeakKind = PeakLifetime
+		}
+		if wall := a.lastAt.Sub(a.firstAt); wall > 0 {
+			c.CoresUsed = float64(delta(a.first.CPUUsageNs, a.last.CPUUsageNs)) / float64(wall.Nanoseconds())
+		}
+		if a.err != nil {
+			c.Err = a.err.Error()
+			errs = append(errs, a.err)
+		}
+		s.Containers[i] = c
+		if t.Role == Infra {
+			continue
+		}
+		s.Arm.CoresUsed += c.CoresUsed
+		s.Arm.MemoryPeakBytes += c.MemoryPeakBytes
+		if c.MemoryPeakKind == PeakLifetime {
+			s.Arm.MemoryPeakKind = PeakLifetime
+		}
+		if t.Role == DataPlane {
+			s.Arm.DataPlaneCoresUsed += c.CoresUsed
+			s.Arm.DataPlaneMemoryPeakBytes += c.MemoryPeakBytes
+		} else {
+			s.Arm.ControlPlaneCoresUsed += c.CoresUsed
+		}
+	}
+	return s, errors.Join(errs...)
+}
+
+// delta is how much a cumulative counter grew; a counter that went back
+// (a reset, a recreated group) grew by nothing the window can see.
+func delta(first, last uint64) uint64 {
+	if last < first {
+		return 0
+	}
+	return last - first
+}
