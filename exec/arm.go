@@ -1,0 +1,410 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"spatec.dev/spatec/exec/cgroup"
+	"spatec.dev/spatec/exec/chstore"
+	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/progress"
+	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/exec/sample"
+	"spatec.dev/spatec/schema"
+)
+
+// armRun is one run of one arm: what was started and what was measured.
+type armRun struct {
+	s    *Session
+	plan *schema.Plan
+	id   string
+	rec  record.Record
+
+	containers []armContainer
+	summary    sample.Summary
+	// exited receives the first arm container to stop on its own.
+	exited chan exitEvent
+}
+
+// armContainer is a started arm container.
+type armContainer struct {
+	name, role, id string
+	group          *cgroup.Group
+}
+
+type exitEvent struct {
+	name string
+	code int
+	logs string
+}
+
+func (s *Session) newRun(plan *schema.Plan, opts Options) (*armRun, error) {
+	id, err := record.NewRunID()
+	if err != nil {
+		return nil, err
+	}
+	reps, rep := opts.Reps, opts.Rep
+	if reps < 1 {
+		reps, rep = 1, 1
+	}
+	r := s.runner
+	run := &armRun{s: s, plan: plan, id: id, exited: make(chan exitEvent, len(plan.Entrant.Containers))}
+	run.rec = record.Record{
+		Schema: record.SchemaV1,
+		RunID:  id,
+		Rep:    rep,
+		Reps:   reps,
+		SUT: record.SUT{
+			Entrant:       plan.Entrant.Name,
+			Variant:       plan.Variant,
+			VersionPinned: plan.Entrant.Version.Pin,
+		},
+		Run: record.Run{
+			Env:            plan.Env.Name,
+			EnvDigest:      plan.EnvDigest(),
+			PlanDigest:     plan.Digest(),
+			InfraDigest:    plan.InfraDigest(),
+			SpatecVersion:  r.Version,
+			SpatecCommit:   r.Commit,
+			HarnessVersion: record.HarnessVersion,
+			StartedAt:      r.now().UTC(),
+			Host: record.Host{
+				Cores:         s.host.NCPU,
+				MemoryBytes:   s.host.MemTotal,
+				Kernel:        s.host.KernelVersion,
+				CgroupVersion: s.mode.String(),
+				EngineVersion: s.host.EngineVersion,
+			},
+			Cgroups: map[string]map[string]string{},
+			Dataset: record.Dataset{Version: plan.Env.Workload.Dataset},
+		},
+		Variant: plan.KnobValues(),
+		Metrics: map[string]record.Metric{},
+		Flags:   []string{},
+	}
+	for name, raw := range s.infraCgroups {
+		run.rec.Run.Cgroups[name] = raw
+	}
+	for _, c := range s.infra {
+		svc := s.env.Infra.Broker
+		if c.service == "clickhouse" {
+			svc = s.env.Infra.ClickHouse
+		}
+		run.rec.Run.Infra = append(run.rec.Run.Infra, record.Container{
+			Name: c.name, Role: c.service, Image: svc.Image.Ref, ImageDigest: svc.Image.Digest,
+			CPUs: fmt.Sprintf("%.2f", svc.CPUs), MemoryBytes: svc.Memory,
+		})
+	}
+	return run, nil
+}
+
+// prepareImages builds the images the plan builds itself, checks the others
+// are present, records their digests, and reads the entrant's version
+// inside its image: a mismatch with the pin refuses the run (C16).
+func (run *armRun) prepareImages(ctx context.Context) error {
+	r := run.s.runner
+	e := r.Engine
+	for _, n := range run.plan.ContainerNames() {
+		c := run.plan.Entrant.Containers[n]
+		if c.Build != nil {
+			if err := r.buildProgram(ctx, c); err != nil {
+				return err
+			}
+		}
+		img, err := e.ImageDigest(ctx, c.Image)
+		if err != nil {
+			var missing *engine.ImageMissingError
+			if errors.As(err, &missing) {
+				return refusef("%s: container %s: %v", run.plan.Entrant.Name, n, err)
+			}
+			return err
+		}
+		run.rec.SUT.Containers = append(run.rec.SUT.Containers, record.Container{
+			Name: n, Role: c.Role, Image: c.Image, ImageDigest: img.ID,
+			CPUs: fmt.Sprintf("%.2f", c.CPUs), MemoryBytes: c.Memory,
+		})
+	}
+
+	v := run.plan.Entrant.Version
+	probe := run.plan.Entrant.Containers[v.Container]
+	code, out, err := e.RunOnce(ctx, engine.ContainerSpec{
+		Name:        "spatec-version-" + run.id[len(run.id)-12:],
+		Image:       probe.Image,
+		Entrypoint:  v.Command,
+		Labels:      map[string]string{LabelRun: run.id},
+		NetworkMode: "none",
+	})
+	if err != nil {
+		return fmt.Errorf("reading the version of %s inside %s: %w", run.plan.Entrant.Name, probe.Image, err)
+	}
+	re, err := regexp.Compile(v.Match)
+	if err != nil {
+		return refusef("C16: %s: version.match %q is not a regular expression: %v", run.plan.Entrant.Name, v.Match, err)
+	}
+	m := re.FindStringSubmatch(out)
+	if code != 0 || len(m) < 2 {
+		return refusef("C16: %s: %s printed no version matching %q (exit code %d); output:\n%s",
+			run.plan.Entrant.Name, strings.Join(v.Command, " "), v.Match, code, strings.TrimSpace(out))
+	}
+	run.rec.SUT.Version = m[1]
+	if m[1] != v.Pin {
+		return refusef("C16: %s: image %s runs version %s; the entrant pins %s: rebuild the image at the pinned version or update the pin",
+			run.plan.Entrant.Name, probe.Image, m[1], v.Pin)
+	}
+	return nil
+}
+
+// buildProgram compiles a Go program of this module statically and builds
+// it into a FROM scratch image, so an arm needs no registry.
+func (r *Runner) buildProgram(ctx context.Context, c schema.Container) error {
+	if r.SourceDir == "" {
+		return fmt.Errorf("image %s is built from %s, which needs a spatec checkout: run spatec from one", c.Image, c.Build.Program)
+	}
+	dir, err := os.MkdirTemp("", "spatec-build-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	name := path.Base(c.Build.Program)
+	bin := filepath.Join(dir, name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, c.Build.Program)
+	cmd.Dir = r.SourceDir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building %s for image %s: %w\n%s", c.Build.Program, c.Image, err, out)
+	}
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		return err
+	}
+	entry := c.Entrypoint
+	if len(entry) == 0 {
+		entry = []string{"/" + name}
+	}
+	_, err = r.Engine.BuildScratchImage(ctx, engine.ScratchImage{
+		Tag:        c.Image,
+		Files:      map[string][]byte{name: b},
+		Entrypoint: entry,
+		Labels:     map[string]string{"dev.spatec.program": c.Build.Program},
+	})
+	return err
+}
+
+// start creates and starts the arm's containers, control planes first, and
+// verifies every one's caps before the window opens (C6).
+func (run *armRun) start(ctx context.Context) error {
+	s, r, plan := run.s, run.s.runner, run.plan
+	names := plan.ContainerNames()
+	r.Progress.Start(progress.PhaseVerify, int64(len(names)), "containers")
+	network := "host"
+	if s.network != "" {
+		network = s.network
+	} else if plan.Env.Network == "bridge" {
+		// A hold run on a bridge environment has no session network.
+		network = "bridge"
+	}
+	for _, n := range names {
+		c := plan.Entrant.Containers[n]
+		spec := engine.ContainerSpec{
+			Name:       "spatec-" + plan.Entrant.Name + "-" + n + "-" + run.id[len(run.id)-8:],
+			Image:      c.Image,
+			Entrypoint: c.Entrypoint,
+			Args:       c.Args,
+			Env:        c.Environment,
+			Files:      c.Files,
+			Labels: map[string]string{
+				LabelRun: run.id, LabelPlan: run.rec.Run.PlanDigest,
+				LabelEntrant: plan.Entrant.Name, LabelRole: c.Role,
+			},
+			NanoCPUs:    schema.NanoCPUs(c.CPUs),
+			CpusetCpus:  c.Cpuset,
+			Memory:      c.Memory,
+			MemorySwap:  c.MemorySwap,
+			NetworkMode: network,
+		}
+		if s.network != "" {
+			spec.NetworkAliases = []string{n}
+		}
+		created, err := r.Engine.Create(ctx, spec)
+		if err != nil {
+			r.Progress.Fail(err)
+			var missing *engine.ImageMissingError
+			if errors.As(err, &missing) {
+				return &Refusal{err.Error()}
+			}
+			return err
+		}
+		if err := r.Engine.Start(ctx, created.ID); err != nil {
+			r.Progress.Fail(err)
+			return fmt.Errorf("starting %s: %w", spec.Name, err)
+		}
+		raw, group, err := s.verify(ctx, n, created, cgroup.Caps{
+			NanoCPUs: spec.NanoCPUs, CpusetCpus: spec.CpusetCpus, Memory: spec.Memory, MemorySwap: spec.MemorySwap,
+		})
+		if err != nil {
+			r.Progress.Fail(err)
+			return err
+		}
+		run.rec.Run.Cgroups[n] = raw
+		run.containers = append(run.containers, armContainer{name: n, role: c.Role, id: created.ID, group: group})
+		go run.watch(ctx, n, created.ID)
+		r.Progress.Add(1)
+	}
+	r.Progress.End()
+	return nil
+}
+
+// watch reports an arm container that stops on its own, with its exit code
+// and the tail of its log.
+func (run *armRun) watch(ctx context.Context, name, id string) {
+	e := run.s.runner.Engine
+	code, err := e.Wait(ctx, id)
+	if err != nil || ctx.Err() != nil {
+		return
+	}
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	logs, _ := e.Logs(lctx, id, 20)
+	run.exited <- exitEvent{name: name, code: code, logs: logs}
+}
+
+// targets are what the sampler reads: the arm's containers and the
+// infrastructure's, so throttling on both sides is recorded (C12).
+func (run *armRun) targets() []sample.Target {
+	var t []sample.Target
+	for _, c := range run.containers {
+		t = append(t, sample.Target{Name: c.name, Role: c.role, Group: c.group})
+	}
+	for _, c := range run.s.infra {
+		t = append(t, sample.Target{Name: c.name, Role: sample.Infra, Group: c.group})
+	}
+	return t
+}
+
+// hold samples the arm until d passes or it exits: the caps and the
+// measurement, without a drain.
+func (run *armRun) hold(ctx context.Context, d time.Duration) error {
+	r := run.s.runner
+	winCtx, stop := context.WithTimeout(ctx, d)
+	defer stop()
+	var exit *exitEvent
+	go func() {
+		select {
+		case e := <-run.exited:
+			exit = &e
+			stop()
+		case <-winCtx.Done():
+		}
+	}()
+	sm, err := sample.New(run.targets(), sample.WithPeriod(r.period()), sample.WithClock(r.clock()))
+	if err != nil {
+		return err
+	}
+	run.summary, err = sm.Run(winCtx)
+	if ctx.Err() != nil {
+		return &Failure{"interrupted: " + context.Cause(ctx).Error()}
+	}
+	if err != nil {
+		return &Failure{fmt.Sprintf("sampling: %v", err)}
+	}
+	if exit != nil && exit.code != 0 {
+		return &Failure{fmt.Sprintf("container %s exited with code %d; its log ends:\n%s", exit.name, exit.code, exit.logs)}
+	}
+	return nil
+}
+
+// drainResult is what the window measured.
+type drainResult struct {
+	drain chstore.Drain
+	want  uint64
+}
+
+// drain opens the window: the sampler reads the cgroups while ClickHouse is
+// polled until the distinct rows reach want, the arm exits, the timeout
+// passes or the run is interrupted. The arm is stopped when it ends.
+func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64) (drainResult, error) {
+	r, wl := run.s.runner, run.plan.Env.Workload
+	sm, err := sample.New(run.targets(), sample.WithPeriod(r.period()), sample.WithClock(r.clock()))
+	if err != nil {
+		return drainResult{}, err
+	}
+	winCtx, stopWindow := context.WithCancel(context.WithoutCancel(ctx))
+	summaries := make(chan sample.Summary, 1)
+	go func() {
+		s, _ := sm.Run(winCtx)
+		summaries <- s
+	}()
+
+	drainCtx, stopDrain := context.WithCancelCause(ctx)
+	defer stopDrain(nil)
+	go func() {
+		select {
+		case e := <-run.exited:
+			stopDrain(&Failure{fmt.Sprintf("container %s exited during the drain with code %d; its log ends:\n%s", e.name, e.code, e.logs)})
+		case <-drainCtx.Done():
+		}
+	}()
+	r.Progress.Start(progress.PhaseDrain, int64(want), "rows")
+	table := wl.Database + "." + wl.Table
+	d, err := store.WaitDrained(drainCtx, table, want, 100*time.Millisecond,
+		time.Duration(wl.DrainTimeout)*time.Second,
+		func(count, distinct uint64) { r.Progress.Set(int64(max(count, distinct))) })
+	stopWindow()
+	run.summary = <-summaries
+	res := drainResult{drain: d, want: want}
+
+	// Stop the arm before the last count, so its final batches are in it.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	for _, c := range run.containers {
+		_ = r.Engine.Stop(sctx, c.id, 10*time.Second)
+	}
+	if count, distinct, cerr := store.Counts(sctx, table); cerr == nil {
+		res.drain.Count, res.drain.Distinct = count, distinct
+		res.drain.Duplicates = count - min(count, distinct)
+	}
+
+	switch {
+	case err == nil:
+		r.Progress.End()
+		return res, nil
+	case context.Cause(drainCtx) != nil && ctx.Err() == nil:
+		err = context.Cause(drainCtx)
+	case ctx.Err() != nil:
+		run.rec.Flags = append(run.rec.Flags, record.FlagInterrupted)
+		err = &Failure{fmt.Sprintf("interrupted during the drain: %v", context.Cause(ctx))}
+	case errors.Is(err, chstore.ErrDrainTimeout):
+		err = &Failure{fmt.Sprintf("C13: the drain timed out after %ds", wl.DrainTimeout)}
+	default:
+		err = &Failure{fmt.Sprintf("watching ClickHouse during the drain: %v", err)}
+	}
+	r.Progress.Fail(err)
+	var f *Failure
+	if errors.As(err, &f) {
+		f.Reason += fmt.Sprintf("; %d distinct rows of %d landed (%d in all)", res.drain.Distinct, want, res.drain.Count)
+	}
+	run.metrics(res)
+	return res, err
+}
+
+func (r *Runner) period() time.Duration {
+	if r.Period > 0 {
+		return r.Period
+	}
+	return 100 * time.Millisecond
+}
+
+func (r *Runner) clock() sample.Clock {
+	if r.Clock != nil {
+		return r.Clock
+	}
+	return sample.SystemClock()
+}

@@ -1,0 +1,35 @@
+package exec
+
+import (
+	"context"
+	"time"
+
+	"spatec.dev/spatec/exec/engine"
+)
+
+// Engine is what the executor needs of the container engine. *engine.Engine
+// implements it against the Docker Engine API.
+type Engine interface {
+	Info(ctx context.Context) (engine.HostInfo, error)
+	CreateNetwork(ctx context.Context, name string, labels map[string]string) (string, error)
+	Create(ctx context.Context, spec engine.ContainerSpec) (engine.Created, error)
+	Start(ctx context.Context, id string) error
+	Inspect(ctx context.Context, id string) (engine.Container, error)
+	Wait(ctx context.Context, id string) (int, error)
+	Logs(ctx context.Context, id string, lines int) (string, error)
+	Stop(ctx context.Context, id string, grace time.Duration) error
+	RemoveByLabel(ctx context.Context, key, value string) error
+	ImageExists(ctx context.Context, ref string) (bool, error)
+	ImageDigest(ctx context.Context, ref string) (engine.Image, error)
+	RunOnce(ctx context.Context, spec engine.ContainerSpec) (int, string, error)
+	BuildScratchImage(ctx context.Context, img engine.ScratchImage) (string, error)
+}
+
+// Labels spatec puts on everything a run creates; teardown removes by
+// LabelRun, so nothing a run started can be missed.
+const (
+	LabelRun     = "dev.spatec.run"
+	LabelPlan    = "dev.spatec.plan"
+	LabelEntrant = "dev.spatec.entrant"
+	LabelRole    = "dev.spatec.role"
+)

@@ -1,0 +1,336 @@
+// Package record defines the result record every spatec run leaves behind,
+// and the append-only JSONL log that holds them (contract C14).
+//
+// Every run is recorded, whatever its outcome: a refusal or a failure is a
+// finding, and a log that only kept the good runs would let a reader believe an
+// arm was never tried. A record therefore carries its status, the numbers when
+// there are any, and enough provenance (digests of the environment, the plan
+// and the infrastructure caps, the spatec version, host facts, the cgroup
+// values read back) to tell which other records it may be compared with.
+//
+// Records live one per line in results/<env>/<entrant>/<YYYY-MM>.jsonl. The
+// log is only ever appended to, under an exclusive lock, and fsync'd; Validate
+// walks a results tree and reports every defect with its file and line.
+package record
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// SchemaV1 is the schema version this package writes and reads. A reader
+// meeting any other version refuses the record rather than guessing what its
+// fields meant.
+const SchemaV1 = "spatec.record/v1"
+
+// HarnessVersion is the version of the measurement protocol: the window
+// definition, the drain and completeness rules, the sampler semantics and the
+// gates. Bump it when a change moves numbers; records with different harness
+// versions are never aggregated together.
+const HarnessVersion = 1
+
+// Status says whether a record carries publishable numbers and, if not, why.
+type Status string
+
+// The four outcomes of a run. Every one of them is recorded.
+const (
+	// StatusOK: the drain completed, every gate passed.
+	StatusOK Status = "ok"
+	// StatusInfraBound: the drain completed, but the arm ran above 70% of
+	// a broker or ClickHouse ceiling (C12), so its numbers may describe the
+	// infrastructure rather than the arm. Kept, and marked.
+	StatusInfraBound Status = "infra_bound"
+	// StatusRefused: a contract check stopped the run before the
+	// measurement window opened (cap mismatch, version mismatch, topic depth).
+	StatusRefused Status = "refused"
+	// StatusFailed: the run started and did not produce a complete
+	// measurement (timeout short of N rows, crash, interruption).
+	StatusFailed Status = "failed"
+)
+
+// Statuses lists the known statuses, best first.
+var Statuses = []Status{StatusOK, StatusInfraBound, StatusRefused, StatusFailed}
+
+// Known reports whether s is one of the four statuses.
+func (s Status) Known() bool { return slices.Contains(Statuses, s) }
+
+// Severity orders statuses for "worst across repetitions wins": failed (3) >
+// refused (2) > infra_bound (1) > ok (0). A failure outranks a refusal
+// because it says something about the arm itself (it ran and did not
+// finish); a refusal only says the run could not be measured. An unknown
+// status ranks above everything so that it can never hide behind an ok.
+func (s Status) Severity() int {
+	switch s {
+	case StatusOK:
+		return 0
+	case StatusInfraBound:
+		return 1
+	case StatusRefused:
+		return 2
+	case StatusFailed:
+		return 3
+	}
+	return 4
+}
+
+// CarriesMeasurement reports whether a record of this status has numbers
+// that may be aggregated. A failed run's partial throughput is not a
+// measurement of the arm, and a refused run has none.
+func (s Status) CarriesMeasurement() bool { return s == StatusOK || s == StatusInfraBound }
+
+// KnownUnits is the closed set of units a metric may carry. A consumer scales
+// and labels a number by its unit, so a unit nobody has thought about is an
+// error, not a new column. Add one here deliberately, together with the code
+// that emits it.
+var KnownUnits = []string{"rows/s", "msg/s", "bytes/s", "cores", "bytes", "s", "count", "ratio"}
+
+// KnownUnit reports whether u is in KnownUnits.
+func KnownUnit(u string) bool { return slices.Contains(KnownUnits, u) }
+
+// Metric names the report reads and the executor writes. The names are the
+// contract between the two; C7, C8 and C13 require most of them on every
+// measured record.
+const (
+	RowsPerS  = "rows_per_s"  // distinct rows landed / drain window (rows/s)
+	MsgsPerS  = "msgs_per_s"  // broker messages drained / window (msg/s)
+	BytesPerS = "bytes_per_s" // broker bytes drained / window (bytes/s)
+
+	CoresUsed             = "cores_used"               // arm total: data plane + control plane (C8)
+	DataPlaneCoresUsed    = "data_plane_cores_used"    // data plane alone (C8)
+	ControlPlaneCoresUsed = "control_plane_cores_used" // control plane alone (C2, C8)
+
+	PeakAnonBytes              = "peak_anon_bytes"               // arm anon+shmem peak (C7, C8)
+	DataPlanePeakAnonBytes     = "data_plane_peak_anon_bytes"    // data plane anon+shmem peak (C7, C8)
+	PeakShmemBytes             = "peak_shmem_bytes"              // shmem component of the arm peak (C7)
+	DataPlanePeakShmemBytes    = "data_plane_peak_shmem_bytes"   // shmem component, data plane (C7)
+	MemoryPeakBytes            = "memory_peak_bytes"             // memory.peak / max_usage_in_bytes, arm (C7)
+	DataPlaneMemoryPeakBytes   = "data_plane_memory_peak_bytes"  // the same, data plane (C7)
+	ExpectedRows               = "expected_rows"                 // N, fixed before the arm starts (C13)
+	DistinctRows               = "distinct_rows"                 // distinct rows landed (C13)
+	LandedRows                 = "landed_rows"                   // count(), duplicates included (C13)
+	DuplicateRows              = "duplicate_rows"                // count − distinct (C13)
+	WindowSeconds              = "window_s"                      // length of the measurement window
+	JVMHeapConfiguredBytes     = "jvm_heap_configured_bytes"     // C9
+	JVMHeapCommittedPeakBytes  = "jvm_heap_committed_peak_bytes" // C9
+	JVMHeapLivePeakBytes       = "jvm_heap_live_peak_bytes"      // C9
+	InfraBrokerConsumeShare    = "infra_broker_consume_share"    // arm rate / broker ceiling (C12)
+	InfraClickHouseIngestShare = "infra_clickhouse_ingest_share" // arm rate / ClickHouse ceiling (C12)
+)
+
+// Flags a record may carry. Flags are machine-readable caveats; the note is
+// prose for people.
+const (
+	FlagHeadroomUnproven = "headroom_unproven" // no usable ceiling to gate against (C12)
+	FlagPeakLifetime     = "peak_lifetime"     // memory.peak could not be reset: the peak covers the container's lifetime
+	FlagInterrupted      = "interrupted"       // the run was stopped by a signal
+)
+
+// Record is one run of one arm: one line of the results log.
+type Record struct {
+	Schema  string            `json:"schema"`
+	Status  Status            `json:"status"`
+	RunID   string            `json:"run_id"`
+	Rep     int               `json:"rep"`
+	Reps    int               `json:"reps"`
+	SUT     SUT               `json:"sut"`
+	Run     Run               `json:"run"`
+	Variant map[string]any    `json:"variant"`
+	Metrics map[string]Metric `json:"metrics"`
+	Flags   []string          `json:"flags"`
+	// Note is free text for a reader: the refusal reason, the failure
+	// cause with both row counts, the tail of a crashed container's log.
+	Note string `json:"note,omitempty"`
+}
+
+// SUT is the system under test as it actually ran.
+type SUT struct {
+	Entrant string `json:"entrant"`
+	// Variant is the variant name, empty for the entrant's default.
+	Variant string `json:"variant"`
+	// Version is the version read inside the image (C16); VersionPinned
+	// is what the entrant declared. They differ only on a refused record.
+	Version       string      `json:"version"`
+	VersionPinned string      `json:"version_pinned,omitempty"`
+	Containers    []Container `json:"containers"`
+}
+
+// Container summarises one container as planned and started.
+type Container struct {
+	Name string `json:"name"`
+	// Role is data-plane or control-plane for an arm; infra containers
+	// carry their service name (broker, clickhouse).
+	Role        string `json:"role"`
+	Image       string `json:"image"`
+	ImageDigest string `json:"image_digest"`
+	// CPUs is the planned decimal CPU count as written, e.g. "1.50".
+	CPUs        string `json:"cpus"`
+	MemoryBytes int64  `json:"memory_bytes"`
+}
+
+// Run is the provenance of a record: what it may be compared with.
+type Run struct {
+	Env       string `json:"env"`
+	EnvDigest string `json:"env_digest"`
+	// PlanDigest is the digest of the resolved plan this run executed.
+	PlanDigest string `json:"plan_digest"`
+	// InfraDigest is the digest of the infrastructure caps (broker,
+	// ClickHouse) so records under other infrastructure are told apart.
+	InfraDigest    string      `json:"infra_digest"`
+	SpatecVersion  string      `json:"spatec_version"`
+	SpatecCommit   string      `json:"spatec_commit"`
+	HarnessVersion int         `json:"harness_version"`
+	StartedAt      time.Time   `json:"started_at"`
+	EndedAt        time.Time   `json:"ended_at"`
+	Host           Host        `json:"host"`
+	Infra          []Container `json:"infra,omitempty"`
+	// Cgroups holds the cap files read back from each running container
+	// (C6), container name -> file name -> raw contents, exactly as the
+	// kernel wrote them so a reader can re-check them.
+	Cgroups map[string]map[string]string `json:"cgroups"`
+	Dataset Dataset                      `json:"dataset"`
+	Window  Window                       `json:"window"`
+	// Ceilings holds the ceilings the run was gated against (C12), when
+	// there were usable ones.
+	Ceilings map[string]Metric `json:"ceilings,omitempty"`
+}
+
+// Host holds the facts of the machine the run happened on.
+type Host struct {
+	Cores         int    `json:"cores"`
+	MemoryBytes   int64  `json:"memory_bytes"`
+	Kernel        string `json:"kernel"`
+	CgroupVersion string `json:"cgroup_version"`
+	EngineVersion string `json:"engine_version"`
+}
+
+// Dataset identifies the corpus the arm drained.
+type Dataset struct {
+	// Version names the corpus definition; records over different
+	// datasets are never aggregated together.
+	Version string `json:"version"`
+	// Messages is the broker's own message count (high watermarks) and
+	// ExpectedRows the N it implies (C13).
+	Messages     int64 `json:"messages"`
+	ExpectedRows int64 `json:"expected_rows"`
+}
+
+// Window describes the measurement window, which bounds how finely two runs
+// can be told apart.
+type Window struct {
+	SamplerPeriodS float64 `json:"sampler_period_s"`
+	DurationS      float64 `json:"duration_s"`
+}
+
+// Resolution is the relative resolution of a rate measured over the window:
+// one sampler period over the window length. Two throughputs closer than this
+// fraction cannot be distinguished by the instrument. It is 0 when either
+// figure is missing.
+func (w Window) Resolution() float64 {
+	if w.SamplerPeriodS <= 0 || w.DurationS <= 0 {
+		return 0
+	}
+	return w.SamplerPeriodS / w.DurationS
+}
+
+// Metric is one measured quantity. Its unit and direction travel with the
+// number so that no consumer has to guess either.
+type Metric struct {
+	Value          float64 `json:"value"`
+	Unit           string  `json:"unit"`
+	HigherIsBetter bool    `json:"higher_is_better"`
+}
+
+// NewRunID returns a fresh UUIDv7 run id: unique, and ordered by creation
+// time so a log sorts by when its runs started.
+func NewRunID() (string, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return "", fmt.Errorf("generating a UUIDv7 run id: %w", err)
+	}
+	return id.String(), nil
+}
+
+// Check returns every defect of the record itself, one message each, without
+// a location. An empty result means the record is complete.
+func (r *Record) Check() []string {
+	var out []string
+	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+
+	if r.Schema != SchemaV1 {
+		add("schema is %q; this spatec reads %q", r.Schema, SchemaV1)
+	}
+	if !r.Status.Known() {
+		add("status %q is not one of %s", r.Status, statusList())
+	}
+	if id, err := uuid.Parse(r.RunID); err != nil {
+		add("run_id %q is not a UUID: %v", r.RunID, err)
+	} else if id.Version() != 7 {
+		add("run_id %s is a version %d UUID; spatec writes UUIDv7", r.RunID, id.Version())
+	}
+	if r.Reps < 1 || r.Rep < 1 || r.Rep > r.Reps {
+		add("rep %d of %d: rep must be between 1 and reps, and reps at least 1", r.Rep, r.Reps)
+	}
+	if r.SUT.Entrant == "" {
+		add("sut.entrant is empty: the record cannot say which arm ran")
+	}
+
+	// Provenance (C14): without these a record cannot say what it may be
+	// compared with, and a report would silently compare across the gap.
+	missing := []string{}
+	for _, f := range []struct {
+		name  string
+		empty bool
+	}{
+		{"run.env", r.Run.Env == ""},
+		{"run.env_digest", r.Run.EnvDigest == ""},
+		{"run.plan_digest", r.Run.PlanDigest == ""},
+		{"run.infra_digest", r.Run.InfraDigest == ""},
+		{"run.spatec_version", r.Run.SpatecVersion == ""},
+		{"run.harness_version", r.Run.HarnessVersion == 0},
+		{"run.host.cores", r.Run.Host.Cores <= 0},
+		{"run.host.kernel", r.Run.Host.Kernel == ""},
+		{"run.host.cgroup_version", r.Run.Host.CgroupVersion == ""},
+		{"run.host.engine_version", r.Run.Host.EngineVersion == ""},
+		{"run.dataset.version", r.Run.Dataset.Version == ""},
+		{"run.started_at", r.Run.StartedAt.IsZero()},
+	} {
+		if f.empty {
+			missing = append(missing, f.name)
+		}
+	}
+	if len(missing) > 0 {
+		add("missing provenance: %s (C14: every record says what produced it)", strings.Join(missing, ", "))
+	}
+
+	for _, name := range sortedKeys(r.Metrics) {
+		if u := r.Metrics[name].Unit; !KnownUnit(u) {
+			add("metric %s has unit %q, which is not a known unit (known: %s); add a new unit to record.KnownUnits together with the code that emits it",
+				name, u, strings.Join(KnownUnits, ", "))
+		}
+	}
+	if r.Status.CarriesMeasurement() && len(r.Metrics) == 0 {
+		add("status %s says the run was measured, but metrics is empty; a run with no measurement is failed", r.Status)
+	}
+	return out
+}
+
+func statusList() string {
+	s := make([]string, len(Statuses))
+	for i, st := range Statuses {
+		s[i] = string(st)
+	}
+	return strings.Join(s, ", ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,103 @@
+package record
+
+import (
+	"cmp"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Summary counts what Validate walked.
+type Summary struct {
+	Files   int
+	Records int
+}
+
+// Validate walks the results tree at root and returns every problem it finds,
+// each located by file and line, sorted by file then line. Nil means the tree
+// is clean.
+//
+// It checks each file's place in the tree (<env>/<entrant>/<YYYY-MM>.jsonl),
+// each line (parseable, complete, a known schema version, no unknown fields,
+// a known status), each record (Record.Check: provenance, units, run id,
+// repetition numbers), that a record's environment and entrant match its
+// directories, and that no run id appears twice anywhere in the tree.
+func Validate(root string) []Problem {
+	_, problems := ValidateTree(root)
+	return problems
+}
+
+// ValidateTree is Validate, also returning how many files and records it
+// read, for a summary line.
+func ValidateTree(root string) (Summary, []Problem) {
+	var sum Summary
+	var problems []Problem
+
+	var files []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			problems = append(problems, Problem{File: path, Message: fmt.Sprintf("cannot walk: %v", err)})
+			if d != nil && d.IsDir() && path != root {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".jsonl") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		problems = append(problems, Problem{File: root, Message: fmt.Sprintf("cannot walk: %v", err)})
+	}
+	slices.Sort(files)
+
+	// run id -> where it was first seen. Tree-wide: a record copied into a
+	// second file is as much a duplicate as one written twice into one.
+	seen := map[string]string{}
+	for _, path := range files {
+		sum.Files++
+		opts := ScanOptions{Strict: true}
+		if env, entrant, ok := layoutUnder(root, path); ok {
+			opts.Env, opts.Entrant = env, entrant
+		} else {
+			problems = append(problems, Problem{File: path, Message: fmt.Sprintf(
+				"not where a results file belongs: expected %s, so the file says which environment and entrant it holds",
+				filepath.Join(root, "<env>", "<entrant>", "<YYYY-MM>.jsonl"))})
+		}
+		problems = append(problems, ScanFile(path, opts, func(line int, rec *Record) {
+			sum.Records++
+			here := fmt.Sprintf("%s:%d", path, line)
+			for _, msg := range rec.Check() {
+				problems = append(problems, Problem{File: path, Line: line, Message: fmt.Sprintf("run %s: %s", rec.RunID, msg)})
+			}
+			if rec.RunID == "" {
+				return
+			}
+			if first, dup := seen[rec.RunID]; dup {
+				problems = append(problems, Problem{File: path, Line: line, Message: fmt.Sprintf(
+					"duplicate run_id %s: also at %s. A run id is generated once per run, so one of the two lines was copied; remove the copy",
+					rec.RunID, first)})
+				return
+			}
+			seen[rec.RunID] = here
+		})...)
+	}
+
+	slices.SortStableFunc(problems, func(a, b Problem) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
+	})
+	return sum, problems
+}
+
+// layoutUnder is Layout, also requiring the file to sit exactly two
+// directories below root.
+func layoutUnder(root, path string) (env, entrant string, ok bool) {
+	rel, err := filepath.Rel(root, path)
+	if err != nil || len(strings.Split(filepath.ToSlash(rel), "/")) != 3 {
+		return "", "", false
+	}
+	return Layout(path)
+}

@@ -1,0 +1,224 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"spatec.dev/spatec/exec/internal/testenv"
+	"spatec.dev/spatec/exec/record"
+)
+
+const chromiumPath = "/usr/bin/chromium"
+
+// reportWithTwoSections is the demo section plus an older, incomparable one.
+func reportWithTwoSections(t *testing.T) *Report {
+	t.Helper()
+	root := t.TempDir()
+	demo(t, root)
+	appendAll(t, root,
+		run(t, "reference", 40000, at(-48*time.Hour), func(r *record.Record) { r.Run.Dataset.Version = "corpus-v0" }),
+		run(t, "reference", 41000, at(-47*time.Hour), func(r *record.Record) { r.Run.Dataset.Version = "corpus-v0" }),
+	)
+	writeRaw(t, filepath.Join(root, "local", "reference", "2026-03.jsonl"), "{\"schema\":\"spatec.record/v1\",\"status\":\"ok\",\"ru")
+	rep, _ := load(t, root, Options{})
+	if len(rep.Sections) != 2 || len(rep.Problems) != 1 {
+		t.Fatalf("fixture: %d sections, %d problems; want 2 and 1", len(rep.Sections), len(rep.Problems))
+	}
+	return rep
+}
+
+func TestHTMLIsSelfContained(t *testing.T) {
+	var buf bytes.Buffer
+	if err := reportWithTwoSections(t).WriteHTML(&buf); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, banned := range []string{"http://", "https://", "<script", "<link", "<img", "<iframe", "src=", "@import", "@font-face"} {
+		if strings.Contains(page, banned) {
+			t.Errorf("the page contains %q: it must load nothing from anywhere", banned)
+		}
+	}
+	for _, u := range regexp.MustCompile(`url\([^)]*\)`).FindAllString(page, -1) {
+		if u != "url(#hatch-infra)" {
+			t.Errorf("the page references %s; only in-document references are allowed", u)
+		}
+	}
+	if !strings.Contains(page, `content="default-src 'none'; style-src 'unsafe-inline'"`) {
+		t.Error("the page lacks the Content-Security-Policy that forbids network access")
+	}
+	for _, want := range []string{
+		`<svg class="chart" id="S1-c1"`, `<svg class="chart" id="S2-c4"`,
+		`<rect class="bar infra_bound"`, `<tspan class="mark infra_bound">· infra_bound</tspan>`,
+		`<rect class="bar failed"`, `<tspan class="mark failed">· failed</tspan>`,
+		"not comparable with S2: dataset corpus-v1 vs corpus-v0",
+		"truncated record",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+}
+
+// chromium runs headless Chromium on args and returns its stdout and the
+// console lines of its log: with --enable-logging=stderr every console
+// message (log, error, uncaught exception, CSP violation) is logged as a
+// CONSOLE line.
+func chromium(t *testing.T, args ...string) (stdout string, console []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	base := []string{
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0",
+	}
+	cmd := exec.CommandContext(ctx, chromiumPath, append(base, args...)...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %v: %v\n%s", args, err, errOut.String())
+	}
+	for _, l := range strings.Split(errOut.String(), "\n") {
+		if strings.Contains(l, ":CONSOLE") || strings.Contains(l, "Uncaught") {
+			console = append(console, l)
+		}
+	}
+	return out.String(), console
+}
+
+func requireChromium(t *testing.T) {
+	t.Helper()
+	if os.Getenv("SPATEC_BROWSER_TESTS") == "0" {
+		t.Skip("browser tests disabled by SPATEC_BROWSER_TESTS=0")
+	}
+	testenv.Require(t, "chromium ("+chromiumPath+", Debian package chromium)", func() error {
+		st, err := os.Stat(chromiumPath)
+		if err != nil {
+			return err
+		}
+		if st.Mode()&0o111 == 0 {
+			return errors.New(chromiumPath + " is not executable")
+		}
+		return nil
+	})
+}
+
+// artifacts is where the rendered page and its screenshot are kept:
+// $SPATEC_TEST_ARTIFACTS when set, so CI can publish them, else a temporary
+// directory.
+func artifacts(t *testing.T) string {
+	dir := os.Getenv("SPATEC_TEST_ARTIFACTS")
+	if dir == "" {
+		return t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestHTMLRendersInChromium(t *testing.T) {
+	requireChromium(t)
+	dir := artifacts(t)
+	page := filepath.Join(dir, "report.html")
+	f, err := os.Create(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reportWithTwoSections(t).WriteHTML(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	url := "file://" + page
+
+	dom, console := chromium(t, "--dump-dom", url)
+	if len(console) > 0 {
+		t.Errorf("the page logged to the console:\n%s", strings.Join(console, "\n"))
+	}
+	// The DOM after load, as the browser parsed it: every chart is there
+	// and has its bars.
+	charts := regexp.MustCompile(`<svg class="chart" id="(S\d-c\d)"`).FindAllStringSubmatch(dom, -1)
+	if len(charts) != 8 {
+		t.Errorf("%d charts in the loaded page, want 8 (4 per section, 2 sections)", len(charts))
+	}
+	if n := strings.Count(dom, `<rect class="bar `); n < 4*4+4 {
+		t.Errorf("%d bars in the loaded page; want at least 20", n)
+	}
+	for _, want := range []string{"Throughput", "Rows/s per core", "Data-plane cores", "Anon+shmem peak", "· infra_bound", "· failed"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the loaded page lacks %q", want)
+		}
+	}
+
+	shot := filepath.Join(dir, "report.png")
+	_, console = chromium(t, "--screenshot="+shot, "--window-size=1280,2000", "--hide-scrollbars", url)
+	if len(console) > 0 {
+		t.Errorf("the page logged to the console while rendering:\n%s", strings.Join(console, "\n"))
+	}
+	t.Logf("report: %s\nscreenshot: %s", page, shot)
+	checkScreenshot(t, shot)
+}
+
+// checkScreenshot asserts the picture is the right size and shows the status
+// colours: bars were actually painted.
+func checkScreenshot(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", path, err)
+	}
+	b := img.Bounds()
+	if b.Dx() != 1280 || b.Dy() != 2000 {
+		t.Errorf("screenshot is %dx%d, want 1280x2000", b.Dx(), b.Dy())
+	}
+	colours := map[string][3]uint32{"ok": {0x2f, 0x6d, 0xb5}, "failed": {0xc0, 0x39, 0x2b}, "infra_bound": {0xc7, 0x7c, 0x02}}
+	seen := map[string]int{}
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			for name, c := range colours {
+				if near(r>>8, c[0]) && near(g>>8, c[1]) && near(bl>>8, c[2]) {
+					seen[name]++
+				}
+			}
+		}
+	}
+	for name := range colours {
+		if seen[name] < 50 {
+			t.Errorf("the screenshot shows almost no %s colour (%d pixels): were the bars drawn?", name, seen[name])
+		}
+	}
+}
+
+func near(a, b uint32) bool { return a+6 >= b && b+6 >= a }
+
+// The console check must be able to fail: a page that logs an error and
+// throws is caught.
+func TestChromiumConsoleCheckCatchesErrors(t *testing.T) {
+	requireChromium(t)
+	page := filepath.Join(t.TempDir(), "bad.html")
+	if err := os.WriteFile(page, []byte(`<!DOCTYPE html><p>x</p><script>console.error("bad-marker"); missingFunction();</script>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, console := chromium(t, "--dump-dom", "file://"+page)
+	joined := strings.Join(console, "\n")
+	if !strings.Contains(joined, "bad-marker") || !strings.Contains(joined, "Uncaught ReferenceError") {
+		t.Fatalf("the console check missed a logged error and an exception; console lines:\n%s", joined)
+	}
+}

@@ -1,0 +1,478 @@
+// Package report turns result records into a comparison a reader can trust:
+// repetitions aggregated with their spread, ratios against a baseline, ties
+// called ties, memory and CPU beside throughput, and every record accounted
+// for.
+//
+// Records are grouped by comparability first. Records that differ in
+// environment, environment digest, harness version or dataset version are
+// never merged: each combination becomes its own Section, and sections of one
+// environment say that they are not comparable with each other. Within a
+// section, records are grouped per arm (entrant, variant and knob values).
+//
+// A record that cannot be used (corrupt, truncated, an unknown schema version,
+// another environment than asked for) is returned as a Problem naming its file
+// and line; the rest of the input is still read. Nothing is dropped silently.
+package report
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"spatec.dev/spatec/exec/record"
+)
+
+// RowsPerSPerCore is the derived efficiency figure: each measured run's
+// rows/s divided by the cores the whole arm used (data plane and control
+// plane), the stricter of the two C8 readings.
+const RowsPerSPerCore = "rows_per_s_per_core"
+
+// Options selects and frames what a report shows.
+type Options struct {
+	// Env restricts the report to one environment. Directories of other
+	// environments are not read (and are listed in Report.SkippedFiles);
+	// a record of another environment inside a file that is read is a
+	// Problem.
+	Env string
+	// Baseline names the arm ratios are taken against: "entrant" (when the
+	// entrant has one arm in a section) or "entrant:variant". Empty means
+	// the leader: the ok arm with the highest median rows/s.
+	Baseline string
+}
+
+// Report is the aggregated view of a set of result files.
+type Report struct {
+	Files int `json:"files"`
+	// Records counts the records aggregated; Rejected counts the lines
+	// that could not be used, each of which is in Problems.
+	Records           int              `json:"records"`
+	Rejected          int              `json:"rejected"`
+	Env               string           `json:"env,omitempty"`
+	BaselineRequested string           `json:"baseline_requested,omitempty"`
+	Sections          []*Section       `json:"sections"`
+	SkippedFiles      []string         `json:"skipped_files,omitempty"`
+	Problems          []record.Problem `json:"problems"`
+}
+
+// Section holds the arms of one comparability class: one environment at one
+// environment digest, harness version and dataset version.
+type Section struct {
+	ID             string `json:"id"`
+	Env            string `json:"env"`
+	EnvDigest      string `json:"env_digest"`
+	HarnessVersion int    `json:"harness_version"`
+	DatasetVersion string `json:"dataset_version"`
+	Records        int    `json:"records"`
+	// FirstRun and LastRun bound the runs' start times.
+	FirstRun time.Time `json:"first_run"`
+	LastRun  time.Time `json:"last_run"`
+	// Baseline is the label of the arm ratios are taken against, empty
+	// when no arm has a throughput; BaselineWhy says how it was chosen.
+	Baseline    string `json:"baseline,omitempty"`
+	BaselineWhy string `json:"baseline_why,omitempty"`
+	Arms        []*Arm `json:"arms"`
+	// NotComparable names the other sections of the same environment and
+	// what differs, so no reader compares across them.
+	NotComparable []string `json:"not_comparable,omitempty"`
+
+	arms map[armKey]*Arm
+}
+
+// Arm is one entrant at one variant and knob setting, across repetitions.
+type Arm struct {
+	Label   string         `json:"label"`
+	Entrant string         `json:"entrant"`
+	Variant string         `json:"variant,omitempty"`
+	Knobs   map[string]any `json:"knobs,omitempty"`
+	Runs    int            `json:"runs"`
+	// Measured counts the runs whose metrics were aggregated (ok and
+	// infra_bound); failed and refused runs count in Runs only.
+	Measured int `json:"measured"`
+	// Status is the worst status across the repetitions.
+	Status       record.Status         `json:"status"`
+	StatusCounts map[record.Status]int `json:"status_counts"`
+	// Flags counts, per flag, the runs that carried it.
+	Flags  map[string]int `json:"flags,omitempty"`
+	RunIDs []string       `json:"run_ids"`
+	// Resolution is the coarsest relative resolution across the measured
+	// runs (sampler period over window): differences below it are noise.
+	Resolution float64          `json:"resolution"`
+	Metrics    map[string]*Stat `json:"metrics"`
+	// Rank is the position by median rows/s (1 is fastest), shared by
+	// arms that are tied with each other; 0 when the arm has no
+	// throughput. Ratio is median rows/s over the baseline's.
+	Rank     int      `json:"rank,omitempty"`
+	Tied     bool     `json:"tied,omitempty"`
+	TiedWith []string `json:"tied_with,omitempty"`
+	Ratio    float64  `json:"ratio_to_baseline,omitempty"`
+	// VsBaseline is the comparison in words: "baseline", "tied", "1.34×".
+	VsBaseline string   `json:"vs_baseline,omitempty"`
+	Notes      []string `json:"notes,omitempty"`
+
+	series map[string]*series
+	// why holds, in order of first appearance, the distinct notes of the
+	// runs that were not measured, with how many runs gave each.
+	why      []string
+	whyCount map[string]int
+}
+
+// Stat aggregates one metric over an arm's measured runs.
+type Stat struct {
+	Unit           string  `json:"unit"`
+	HigherIsBetter bool    `json:"higher_is_better"`
+	N              int     `json:"n"`
+	Median         float64 `json:"median"`
+	Min            float64 `json:"min"`
+	Max            float64 `json:"max"`
+	// Spread is (max − min) / median: the run-to-run variation relative
+	// to the figure reported.
+	Spread float64 `json:"spread"`
+}
+
+type sectionKey struct {
+	env, envDigest string
+	harness        int
+	dataset        string
+}
+
+type armKey struct {
+	entrant, variant, knobs string
+}
+
+// Load reads the result files at paths (files, or directories walked for
+// *.jsonl) and aggregates them. Every record that cannot be used comes back
+// as a Problem with its file and line; reading continues past it. The error
+// is for a path that cannot be read at all.
+func Load(paths []string, opts Options) (*Report, []record.Problem, error) {
+	rep := &Report{Env: opts.Env, BaselineRequested: opts.Baseline}
+	files, err := expand(paths, opts.Env, rep)
+	if err != nil {
+		return nil, nil, err
+	}
+	b := builder{rep: rep, sections: map[sectionKey]*Section{}}
+	for _, path := range files {
+		rep.Files++
+		scan := record.ScanOptions{Env: opts.Env}
+		if env, entrant, ok := record.Layout(path); ok {
+			if scan.Env == "" {
+				scan.Env = env
+			}
+			scan.Entrant = entrant
+		}
+		probs := record.ScanFile(path, scan, func(line int, rec *record.Record) {
+			b.add(path, line, rec)
+		})
+		rep.Problems = append(rep.Problems, probs...)
+		rep.Rejected += len(probs)
+	}
+	b.finish(opts.Baseline)
+	return rep, rep.Problems, nil
+}
+
+// expand turns the paths into the sorted list of files to read. With an
+// environment selected, directories laid out for other environments are
+// skipped, and listed as skipped rather than read and rejected line by line.
+func expand(paths []string, env string, rep *Report) ([]string, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("no result files or directories given; pass results/ or a results/<env>/<entrant>/<YYYY-MM>.jsonl file")
+	}
+	var files []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("reading results: %w", err)
+		}
+		if !st.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return fmt.Errorf("walking %s: %w", path, err)
+			}
+			if d.IsDir() || !strings.HasSuffix(d.Name(), ".jsonl") {
+				return nil
+			}
+			if fileEnv, _, ok := record.Layout(path); ok && env != "" && fileEnv != env {
+				rep.SkippedFiles = append(rep.SkippedFiles, path)
+				return nil
+			}
+			files = append(files, path)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("reading results: %w", err)
+		}
+	}
+	slices.Sort(files)
+	return slices.Compact(files), nil
+}
+
+type builder struct {
+	rep      *Report
+	sections map[sectionKey]*Section
+}
+
+func (b *builder) add(path string, line int, rec *record.Record) {
+	b.rep.Records++
+	sk := sectionKey{rec.Run.Env, rec.Run.EnvDigest, rec.Run.HarnessVersion, rec.Run.Dataset.Version}
+	sec := b.sections[sk]
+	if sec == nil {
+		sec = &Section{
+			Env: sk.env, EnvDigest: sk.envDigest, HarnessVersion: sk.harness, DatasetVersion: sk.dataset,
+			arms: map[armKey]*Arm{},
+		}
+		b.sections[sk] = sec
+	}
+	sec.Records++
+	if t := rec.Run.StartedAt; !t.IsZero() {
+		if sec.FirstRun.IsZero() || t.Before(sec.FirstRun) {
+			sec.FirstRun = t
+		}
+		if t.After(sec.LastRun) {
+			sec.LastRun = t
+		}
+	}
+
+	knobs, err := json.Marshal(rec.Variant) // map keys marshal sorted: a canonical form
+	if err != nil {
+		knobs = []byte(fmt.Sprint(rec.Variant))
+	}
+	ak := armKey{rec.SUT.Entrant, rec.SUT.Variant, string(knobs)}
+	arm := sec.arms[ak]
+	if arm == nil {
+		arm = &Arm{
+			Entrant: ak.entrant, Variant: ak.variant, Knobs: rec.Variant,
+			Status: record.StatusOK, StatusCounts: map[record.Status]int{},
+			Metrics: map[string]*Stat{}, series: map[string]*series{},
+		}
+		sec.arms[ak] = arm
+	}
+	arm.Runs++
+	arm.StatusCounts[rec.Status]++
+	if rec.Status.Severity() > arm.Status.Severity() {
+		arm.Status = rec.Status
+	}
+	for _, f := range rec.Flags {
+		if arm.Flags == nil {
+			arm.Flags = map[string]int{}
+		}
+		arm.Flags[f]++
+	}
+	arm.RunIDs = append(arm.RunIDs, rec.RunID)
+	if !rec.Status.CarriesMeasurement() {
+		arm.explain(rec)
+		return
+	}
+	arm.Measured++
+	arm.Resolution = max(arm.Resolution, rec.Run.Window.Resolution())
+	for name, m := range rec.Metrics {
+		b.value(arm, path, line, rec.RunID, name, m)
+	}
+	if rows, ok := rec.Metrics[record.RowsPerS]; ok {
+		if cores, ok := rec.Metrics[record.CoresUsed]; ok && cores.Value > 0 {
+			b.value(arm, path, line, rec.RunID, RowsPerSPerCore,
+				record.Metric{Value: rows.Value / cores.Value, Unit: perCore(rows.Unit), HigherIsBetter: true})
+		}
+	}
+}
+
+// value adds one run's reading of a metric to its arm, refusing (as a
+// Problem) one whose unit or direction disagrees with the arm's earlier runs:
+// a median across units would be meaningless.
+func (b *builder) value(arm *Arm, path string, line int, runID, name string, m record.Metric) {
+	sr := arm.series[name]
+	if sr == nil {
+		sr = &series{first: m}
+		arm.series[name] = sr
+	} else if sr.first.Unit != m.Unit || sr.first.HigherIsBetter != m.HigherIsBetter {
+		b.rep.Problems = append(b.rep.Problems, record.Problem{File: path, Line: line, Message: fmt.Sprintf(
+			"run %s: metric %s is in %q (higher_is_better=%v) but earlier runs of the same arm used %q (higher_is_better=%v); left out of the aggregate",
+			runID, name, m.Unit, m.HigherIsBetter, sr.first.Unit, sr.first.HigherIsBetter)})
+		return
+	}
+	sr.values = append(sr.values, m.Value)
+}
+
+// series collects one metric's readings across an arm's measured runs.
+type series struct {
+	first  record.Metric // unit and direction every later reading must share
+	values []float64
+}
+
+// perCore names the unit of a rate per core, without allocating for the
+// usual rows/s.
+func perCore(unit string) string {
+	if unit == "rows/s" {
+		return "rows/s/core"
+	}
+	return unit + "/core"
+}
+
+func (b *builder) finish(baseline string) {
+	for _, sec := range b.sections {
+		for _, arm := range sec.arms {
+			arm.aggregate()
+			sec.Arms = append(sec.Arms, arm)
+		}
+		sec.arms = nil
+		labelArms(sec.Arms)
+		rank(sec, baseline)
+		b.rep.Sections = append(b.rep.Sections, sec)
+	}
+	slices.SortFunc(b.rep.Sections, func(a, b *Section) int {
+		return cmp.Or(
+			cmp.Compare(a.Env, b.Env),
+			b.LastRun.Compare(a.LastRun), // newest first within an environment
+			cmp.Compare(a.EnvDigest, b.EnvDigest),
+			cmp.Compare(a.HarnessVersion, b.HarnessVersion),
+			cmp.Compare(a.DatasetVersion, b.DatasetVersion),
+		)
+	})
+	for i, sec := range b.rep.Sections {
+		sec.ID = fmt.Sprintf("S%d", i+1)
+	}
+	for _, sec := range b.rep.Sections {
+		for _, other := range b.rep.Sections {
+			if other != sec && other.Env == sec.Env {
+				sec.NotComparable = append(sec.NotComparable, fmt.Sprintf("not comparable with %s: %s", other.ID, differences(sec, other)))
+			}
+		}
+	}
+	slices.SortStableFunc(b.rep.Problems, func(a, b record.Problem) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
+	})
+}
+
+func differences(a, b *Section) string {
+	var d []string
+	if a.EnvDigest != b.EnvDigest {
+		d = append(d, fmt.Sprintf("environment digest %s vs %s", short(a.EnvDigest), short(b.EnvDigest)))
+	}
+	if a.HarnessVersion != b.HarnessVersion {
+		d = append(d, fmt.Sprintf("harness version %d vs %d", a.HarnessVersion, b.HarnessVersion))
+	}
+	if a.DatasetVersion != b.DatasetVersion {
+		d = append(d, fmt.Sprintf("dataset %s vs %s", a.DatasetVersion, b.DatasetVersion))
+	}
+	return strings.Join(d, ", ")
+}
+
+// short abbreviates a digest for display, keeping the algorithm.
+func short(digest string) string {
+	alg, hexPart, found := strings.Cut(digest, ":")
+	if !found {
+		alg, hexPart = "", digest
+	}
+	if len(hexPart) > 12 {
+		hexPart = hexPart[:12]
+	}
+	if alg == "" {
+		return hexPart
+	}
+	return alg + ":" + hexPart
+}
+
+// maxReasons bounds how many distinct failure notes an arm lists; the
+// records keep all of them.
+const maxReasons = 5
+
+// explain keeps what a run that was not measured says about why.
+func (a *Arm) explain(rec *record.Record) {
+	note, _, _ := strings.Cut(strings.TrimSpace(rec.Note), "\n")
+	if note == "" {
+		note = "the record gives no reason"
+	}
+	key := fmt.Sprintf("%s: %s", rec.Status, shorten(note, 200))
+	if a.whyCount == nil {
+		a.whyCount = map[string]int{}
+	}
+	if a.whyCount[key] == 0 {
+		a.why = append(a.why, key)
+	}
+	a.whyCount[key]++
+}
+
+func (a *Arm) aggregate() {
+	for name, sr := range a.series {
+		a.Metrics[name] = summarise(sr.values, sr.first)
+	}
+	a.series = nil
+	if a.Measured < a.Runs {
+		var parts []string
+		for _, s := range record.Statuses {
+			if n := a.StatusCounts[s]; n > 0 && !s.CarriesMeasurement() {
+				parts = append(parts, fmt.Sprintf("%d %s", n, s))
+			}
+		}
+		a.Notes = append(a.Notes, fmt.Sprintf("%s of %d runs; metrics from the %d measured", strings.Join(parts, ", "), a.Runs, a.Measured))
+	}
+	for i, w := range a.why {
+		if i == maxReasons {
+			a.Notes = append(a.Notes, fmt.Sprintf("and %d more distinct reasons in the records", len(a.why)-maxReasons))
+			break
+		}
+		a.Notes = append(a.Notes, fmt.Sprintf("%s (%s)", w, plural(a.whyCount[w], "run")))
+	}
+	a.why, a.whyCount = nil, nil
+	if n := a.StatusCounts[record.StatusInfraBound]; n > 0 {
+		a.Notes = append(a.Notes, fmt.Sprintf("infra_bound in %d of %d runs: the broker or ClickHouse ran above 70%% of its ceiling, so the figure may describe the infrastructure", n, a.Runs))
+	}
+	for _, f := range sortedKeys(a.Flags) {
+		a.Notes = append(a.Notes, fmt.Sprintf("flag %s in %d of %d runs", f, a.Flags[f], a.Runs))
+	}
+}
+
+func summarise(vs []float64, m record.Metric) *Stat {
+	slices.Sort(vs)
+	n := len(vs)
+	med := vs[n/2]
+	if n%2 == 0 {
+		med = (vs[n/2-1] + vs[n/2]) / 2
+	}
+	s := &Stat{Unit: m.Unit, HigherIsBetter: m.HigherIsBetter, N: n, Median: med, Min: vs[0], Max: vs[n-1]}
+	if med != 0 {
+		s.Spread = (s.Max - s.Min) / math.Abs(med)
+	}
+	return s
+}
+
+// labelArms names each arm entrant[:variant], adding a short digest of the
+// knob values where one entrant and variant ran at several settings, so the
+// label alone tells them apart.
+func labelArms(arms []*Arm) {
+	count := map[string]int{}
+	for _, a := range arms {
+		a.Label = a.Entrant
+		if a.Variant != "" {
+			a.Label += ":" + a.Variant
+		}
+		count[a.Label]++
+	}
+	for _, a := range arms {
+		if count[a.Label] > 1 {
+			knobs, _ := json.Marshal(a.Knobs)
+			sum := sha256.Sum256(knobs)
+			a.Label += "#" + hex.EncodeToString(sum[:3])
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

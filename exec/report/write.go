@@ -1,0 +1,196 @@
+package report
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"spatec.dev/spatec/exec/record"
+)
+
+// WriteTable writes the report as aligned plain text for a terminal: per
+// section, one row per arm with throughput, spread, the comparison with the
+// baseline, rank, and CPU and memory (arm total / data plane) beside it;
+// then the notes and every problem met while reading.
+func (r *Report) WriteTable(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "%s from %s", plural(r.Records, "record"), plural(r.Files, "file"))
+	if r.Rejected > 0 {
+		fmt.Fprintf(bw, "; %s could not be used (listed under problems)", plural(r.Rejected, "line"))
+	}
+	if len(r.SkippedFiles) > 0 {
+		fmt.Fprintf(bw, "; %s of other environments not read", plural(len(r.SkippedFiles), "file"))
+	}
+	fmt.Fprintln(bw)
+	if len(r.Sections) == 0 {
+		fmt.Fprintln(bw, "no usable records")
+	}
+	if envs := r.envCount(); envs > 1 {
+		fmt.Fprintf(bw, "%d environments: sections of different environments are not comparable\n", envs)
+	}
+
+	for _, s := range r.Sections {
+		fmt.Fprintf(bw, "\n%s\n", sectionTitle(s))
+		fmt.Fprintf(bw, "%d records, %s; baseline %s\n", s.Records, timeSpan(s), baselineText(s))
+		for _, nc := range s.NotComparable {
+			fmt.Fprintln(bw, nc)
+		}
+		fmt.Fprintln(bw)
+
+		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ARM\tSTATUS\tRUNS\tROWS/S MEDIAN [MIN–MAX]\tSPREAD\tVS BASELINE\tRANK\tROWS/S/CORE\tCORES ARM / DP\tCP CORES\tANON+SHMEM PEAK ARM / DP")
+		for _, a := range s.Arms {
+			rows := a.Metrics[record.RowsPerS]
+			spread := "–"
+			if rows != nil {
+				spread = percent(rows.Spread)
+			}
+			vs := a.VsBaseline
+			if vs == "" {
+				vs = "–"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				a.Label, a.Status, runsText(a), statText(rows), spread, vs, rankText(a),
+				medianText(a.Metrics[RowsPerSPerCore]),
+				pair(a.Metrics[record.CoresUsed], a.Metrics[record.DataPlaneCoresUsed]),
+				medianText(a.Metrics[record.ControlPlaneCoresUsed]),
+				pair(a.Metrics[record.PeakAnonBytes], a.Metrics[record.DataPlanePeakAnonBytes]))
+		}
+		if err := tw.Flush(); err != nil {
+			return fmt.Errorf("writing the report table: %w", err)
+		}
+		if notes := armNotes(s); len(notes) > 0 {
+			fmt.Fprintln(bw, "\nnotes:")
+			for _, n := range notes {
+				fmt.Fprintf(bw, "  %s\n", n)
+			}
+		}
+	}
+
+	if len(r.Problems) > 0 {
+		fmt.Fprintf(bw, "\nproblems (%d):\n", len(r.Problems))
+		for _, p := range r.Problems {
+			fmt.Fprintf(bw, "  %s\n", p)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("writing the report table: %w", err)
+	}
+	return nil
+}
+
+func (r *Report) envCount() int {
+	envs := map[string]bool{}
+	for _, s := range r.Sections {
+		envs[s.Env] = true
+	}
+	return len(envs)
+}
+
+// armNotes collects what a reader must know beside the numbers: knob
+// settings, partial failures, infra_bound runs, flags, and ties.
+func armNotes(s *Section) []string {
+	var out []string
+	for _, a := range s.Arms {
+		if k := knobsText(a.Knobs); k != "" {
+			out = append(out, fmt.Sprintf("%s: knobs %s", a.Label, k))
+		}
+		for _, n := range a.Notes {
+			out = append(out, fmt.Sprintf("%s: %s", a.Label, n))
+		}
+		if a.Tied {
+			out = append(out, fmt.Sprintf("%s: tied with %s (ranges overlap or differ by less than the resolution, %s)",
+				a.Label, strings.Join(a.TiedWith, ", "), percent(a.Resolution)))
+		}
+	}
+	return out
+}
+
+func baselineText(s *Section) string {
+	if s.Baseline == "" {
+		return "none (" + s.BaselineWhy + ")"
+	}
+	return fmt.Sprintf("%s (%s)", s.Baseline, s.BaselineWhy)
+}
+
+func timeSpan(s *Section) string {
+	if s.FirstRun.IsZero() {
+		return "run times unknown"
+	}
+	const layout = "2006-01-02 15:04"
+	first, last := s.FirstRun.UTC(), s.LastRun.UTC()
+	if first.Equal(last) {
+		return "run " + first.Format(layout) + " UTC"
+	}
+	return fmt.Sprintf("runs %s – %s UTC", first.Format(layout), last.Format(layout))
+}
+
+// csvHeader is the CSV layout: long form, one row per arm and metric, so
+// new metrics never change the columns.
+var csvHeader = []string{
+	"section", "env", "env_digest", "harness_version", "dataset_version",
+	"arm", "entrant", "variant", "knobs", "status", "runs", "measured",
+	"rank", "tied", "ratio_to_baseline", "baseline",
+	"metric", "unit", "higher_is_better", "n", "median", "min", "max", "spread",
+}
+
+// WriteCSV writes one row per arm and metric (an arm without metrics gets
+// one row with the metric columns empty). Numbers are written in full
+// precision for a spreadsheet or a script.
+func (r *Report) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(csvHeader); err != nil {
+		return fmt.Errorf("writing the report CSV: %w", err)
+	}
+	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	for _, s := range r.Sections {
+		for _, a := range s.Arms {
+			ratio := ""
+			if a.Ratio > 0 {
+				ratio = num(a.Ratio)
+			}
+			head := []string{
+				s.ID, s.Env, s.EnvDigest, strconv.Itoa(s.HarnessVersion), s.DatasetVersion,
+				a.Label, a.Entrant, a.Variant, knobsText(a.Knobs), string(a.Status),
+				strconv.Itoa(a.Runs), strconv.Itoa(a.Measured),
+				strconv.Itoa(a.Rank), strconv.FormatBool(a.Tied), ratio, s.Baseline,
+			}
+			names := sortedKeys(a.Metrics)
+			if len(names) == 0 {
+				if err := cw.Write(append(head, make([]string, 8)...)); err != nil {
+					return fmt.Errorf("writing the report CSV: %w", err)
+				}
+				continue
+			}
+			for _, name := range names {
+				m := a.Metrics[name]
+				row := append(slices.Clone(head), name, m.Unit, strconv.FormatBool(m.HigherIsBetter),
+					strconv.Itoa(m.N), num(m.Median), num(m.Min), num(m.Max), num(m.Spread))
+				if err := cw.Write(row); err != nil {
+					return fmt.Errorf("writing the report CSV: %w", err)
+				}
+			}
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("writing the report CSV: %w", err)
+	}
+	return nil
+}
+
+// WriteJSON writes the whole report, problems included, as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("writing the report JSON: %w", err)
+	}
+	return nil
+}

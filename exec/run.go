@@ -1,0 +1,180 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"spatec.dev/spatec/exec/cgroup"
+	"spatec.dev/spatec/exec/chstore"
+	"spatec.dev/spatec/exec/progress"
+	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/exec/sample"
+	"spatec.dev/spatec/schema"
+)
+
+// Refusal is a contract check that stopped a run before its measurement
+// window opened: caps that do not read back, an engine warning, a version
+// that does not match its pin, a topic of the wrong depth. The CLI prints it
+// as REFUSED: and exits 3.
+type Refusal struct{ Reason string }
+
+func (r *Refusal) Error() string { return r.Reason }
+
+func refusef(format string, args ...any) error { return &Refusal{fmt.Sprintf(format, args...)} }
+
+// Failure is a run that started and did not finish its measurement: a
+// timeout short of N rows, a crash, an interruption, a lost ClickHouse.
+type Failure struct{ Reason string }
+
+func (f *Failure) Error() string { return f.Reason }
+
+// Runner holds what every run needs: the boundaries to the host and how to
+// report.
+type Runner struct {
+	// Engine is the container engine.
+	Engine Engine
+	// Cgroups reads the cgroup tree (its roots are injectable).
+	Cgroups cgroup.FS
+	// Clock drives the sampler; nil means the system clock.
+	Clock sample.Clock
+	// Period is the sampler period; 0 means 100 ms.
+	Period time.Duration
+	// Progress reports phases; nil reports nothing.
+	Progress *progress.Reporter
+	// Log receives one line per notable step; nil discards.
+	Log io.Writer
+	// Version and Commit identify this spatec in records.
+	Version, Commit string
+	// SourceDir is the module checkout that programs declared by a
+	// container's build are compiled from.
+	SourceDir string
+}
+
+// Options says how to run one arm once.
+type Options struct {
+	// Hold, when positive, runs the arm without a drain: start, verify,
+	// then sample until it passes or the arm exits. Nothing is recorded;
+	// it checks caps and measurement, not throughput.
+	Hold time.Duration
+	// Rep and Reps number this repetition (1-based).
+	Rep, Reps int
+	// Results is the results root records are appended under; "" records
+	// nothing.
+	Results string
+	// Ceilings is the ceilings file the run is gated against (C12).
+	Ceilings string
+}
+
+// Result is what a run produced: its record (also appended when Results is
+// set) and, for a hold run, the sampler summary.
+type Result struct {
+	Record  record.Record
+	Summary sample.Summary
+}
+
+// Run executes one arm of plan on the session's infrastructure. A run that is
+// refused or fails still returns its Result, whose record says what happened;
+// the error is a *Refusal or a *Failure.
+func (s *Session) Run(ctx context.Context, plan *schema.Plan, opts Options) (*Result, error) {
+	r := s.runner
+	res := &Result{}
+	run, err := s.newRun(plan, opts)
+	if err != nil {
+		return nil, err
+	}
+	res.Record = run.rec
+	defer func() {
+		// Teardown runs whatever happened, on a context of its own: a run
+		// interrupted by Ctrl-C must still remove what it started.
+		r.Progress.Start(progress.PhaseTeardown, 0, "")
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
+		defer cancel()
+		if err := r.Engine.RemoveByLabel(tctx, LabelRun, run.id); err != nil {
+			r.logf("teardown of run %s: %v", run.id, err)
+			r.Progress.Fail(err)
+		} else {
+			r.Progress.End()
+		}
+	}()
+
+	err = s.execute(ctx, run, opts)
+	res.Summary = run.summary
+	run.finish(err, r.now())
+	res.Record = run.rec
+	if opts.Results != "" && opts.Hold <= 0 {
+		path := record.PathFor(opts.Results, plan.Env.Name, plan.Entrant.Name, run.rec.Run.StartedAt)
+		if aerr := record.Append(path, &res.Record); aerr != nil {
+			return res, errors.Join(err, fmt.Errorf("recording run %s: %w", run.id, aerr))
+		}
+		r.logf("recorded %s run %s in %s", run.rec.Status, run.id, path)
+	}
+	return res, err
+}
+
+// execute is the flow of one run, in order. Each step returns a *Refusal
+// (before the window opens) or a *Failure (after), so the record's status
+// follows from the error alone.
+func (s *Session) execute(ctx context.Context, run *armRun, opts Options) error {
+	r := s.runner
+	plan := run.plan
+
+	// Before anything starts: the host can hold the plan (C5, CPUs).
+	if err := s.checkHost(plan); err != nil {
+		return err
+	}
+
+	// Images, and the version each entrant pins (C16).
+	if err := run.prepareImages(ctx); err != nil {
+		return err
+	}
+
+	var store *chstore.Store
+	var want uint64
+	if opts.Hold <= 0 {
+		// The dataset, and N fixed from the broker before the arm starts (C13).
+		n, err := s.prefill(ctx, plan)
+		if err != nil {
+			return err
+		}
+		want = uint64(n) * uint64(plan.Env.Workload.EventsPerMessage)
+		run.rec.Run.Dataset = record.Dataset{Version: plan.Env.Workload.Dataset, Messages: n, ExpectedRows: int64(want)}
+		if store, err = s.prepareTable(ctx, plan); err != nil {
+			return err
+		}
+	}
+
+	// The arm: control planes first, every cap read back (C6).
+	if err := run.start(ctx); err != nil {
+		return err
+	}
+
+	// The window: sample from outside while the arm drains (or holds).
+	if opts.Hold > 0 {
+		return run.hold(ctx, opts.Hold)
+	}
+	drain, err := run.drain(ctx, store, want)
+	if err != nil {
+		return err
+	}
+
+	// Gates: completeness (C13), then the ceilings (C12).
+	r.Progress.Start(progress.PhaseGates, 0, "")
+	defer r.Progress.End()
+	return run.gate(drain, opts.Ceilings)
+}
+
+func (r *Runner) now() time.Time {
+	if r.Clock != nil {
+		return r.Clock.Now()
+	}
+	return time.Now()
+}
+
+func (r *Runner) logf(format string, args ...any) {
+	if r.Log != nil {
+		fmt.Fprintf(r.Log, format+"\n", args...)
+	}
+}

@@ -1,0 +1,301 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"spatec.dev/spatec/exec/broker"
+	"spatec.dev/spatec/exec/cgroup"
+	"spatec.dev/spatec/exec/chstore"
+	"spatec.dev/spatec/exec/corpus"
+	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/progress"
+	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/schema"
+)
+
+// Session is the infrastructure of one environment, up for the length of
+// one `spatec exec`: every repetition of every arm runs on the same broker
+// and ClickHouse (C11), which start once and are verified like any arm (C6).
+type Session struct {
+	runner *Runner
+	env    schema.Environment
+	id     string // labels the infrastructure containers
+	host   engine.HostInfo
+	mode   cgroup.Mode
+
+	embedded *broker.Embedded
+	broker   *broker.Client
+	store    *chstore.Store
+	// infraCgroups are the infrastructure containers' caps as read back.
+	infraCgroups map[string]map[string]string
+	infra        []infraContainer
+	network      string
+}
+
+// infraContainer is a running infrastructure container.
+type infraContainer struct {
+	service string // broker or clickhouse
+	name    string
+	id      string
+	group   *cgroup.Group
+}
+
+// Open reads the host facts and, unless hold is set (a hold run needs no
+// broker or ClickHouse), brings up the environment's infrastructure.
+func (r *Runner) Open(ctx context.Context, env schema.Environment, hold bool) (*Session, error) {
+	id, err := record.NewRunID()
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{runner: r, env: env, id: id, infraCgroups: map[string]map[string]string{}}
+	if s.host, err = r.Engine.Info(ctx); err != nil {
+		return nil, fmt.Errorf("reading the engine's host facts: %w", err)
+	}
+	if s.mode, err = r.Cgroups.Mode(); err != nil {
+		return nil, fmt.Errorf("reading the cgroup mode: %w", err)
+	}
+	if hold {
+		return s, nil
+	}
+	r.Progress.Start(progress.PhaseInfra, 2, "services")
+	if err := s.up(ctx); err != nil {
+		r.Progress.Fail(err)
+		s.Close()
+		return nil, err
+	}
+	r.Progress.End()
+	return s, nil
+}
+
+// up starts the broker and ClickHouse as the environment declares them.
+func (s *Session) up(ctx context.Context) error {
+	r := s.runner
+	if s.env.Network == "bridge" {
+		s.network = "spatec-" + s.id[len(s.id)-12:]
+		if _, err := r.Engine.CreateNetwork(ctx, s.network, map[string]string{LabelRun: s.id}); err != nil {
+			return err
+		}
+	}
+	for _, svc := range []struct {
+		key string
+		svc schema.Service
+	}{{"broker", s.env.Infra.Broker}, {"clickhouse", s.env.Infra.ClickHouse}} {
+		switch svc.svc.Run {
+		case "container":
+			if err := s.startInfra(ctx, svc.key, svc.svc); err != nil {
+				return err
+			}
+		case "embedded":
+			if svc.key != "broker" {
+				return fmt.Errorf("%s cannot run embedded; only the broker can", svc.key)
+			}
+			port, err := portOf(svc.svc.HostAddr)
+			if err != nil {
+				return err
+			}
+			if s.embedded, err = broker.StartEmbedded(ctx, s.env.Partitions, broker.WithPorts(port)); err != nil {
+				return err
+			}
+		}
+		r.Progress.Add(1)
+	}
+	var err error
+	if s.broker, err = broker.NewClient([]string{s.env.Infra.Broker.HostAddr}); err != nil {
+		return fmt.Errorf("connecting to the broker at %s: %w", s.env.Infra.Broker.HostAddr, err)
+	}
+	wl := s.env.Workload
+	if s.store, err = chstore.Open(ctx, s.env.Infra.ClickHouse.HostAddr, wl.Database, "default", ""); err != nil {
+		return fmt.Errorf("connecting to ClickHouse at %s: %w", s.env.Infra.ClickHouse.HostAddr, err)
+	}
+	return nil
+}
+
+// startInfra starts one infrastructure container under its caps and
+// verifies them: C6 applies to the infrastructure too.
+func (s *Session) startInfra(ctx context.Context, key string, svc schema.Service) error {
+	r := s.runner
+	if svc.Image == nil {
+		return refusef("%s: %s runs as a container but declares no image (C11)", s.env.Name, key)
+	}
+	ref := svc.Image.Ref
+	if svc.Image.Digest != "" {
+		ref = strings.SplitN(ref, ":", 2)[0] + "@" + svc.Image.Digest
+	}
+	spec := engine.ContainerSpec{
+		Name:       svc.Name,
+		Image:      ref,
+		Args:       svc.Args,
+		Labels:     map[string]string{LabelRun: s.id, LabelRole: "infra/" + key},
+		NanoCPUs:   schema.NanoCPUs(svc.CPUs),
+		CpusetCpus: svc.Cpuset,
+		Memory:     svc.Memory,
+		MemorySwap: svc.MemorySwap,
+		NetworkMode: func() string {
+			if s.network != "" {
+				return s.network
+			}
+			return "host"
+		}(),
+	}
+	if port, err := portOf(svc.HostAddr); err == nil && s.network != "" {
+		spec.Publish = map[string]string{strconv.Itoa(port) + "/tcp": strconv.Itoa(port)}
+	}
+	if svc.SchemaRegistry != nil && s.network != "" {
+		spec.Publish[strconv.Itoa(svc.SchemaRegistry.Port)+"/tcp"] = strconv.Itoa(svc.SchemaRegistry.HostPort)
+	}
+	created, err := r.Engine.Create(ctx, spec)
+	if err != nil {
+		var missing *engine.ImageMissingError
+		if errors.As(err, &missing) {
+			return refusef("%s: %v", s.env.Name, err)
+		}
+		return err
+	}
+	if err := r.Engine.Start(ctx, created.ID); err != nil {
+		return fmt.Errorf("starting %s: %w", svc.Name, err)
+	}
+	raw, group, err := s.verify(ctx, svc.Name, created, cgroup.Caps{
+		NanoCPUs: spec.NanoCPUs, CpusetCpus: spec.CpusetCpus, Memory: spec.Memory, MemorySwap: spec.MemorySwap,
+	})
+	if err != nil {
+		return err
+	}
+	s.infraCgroups[svc.Name] = raw
+	s.infra = append(s.infra, infraContainer{service: key, name: svc.Name, id: created.ID, group: group})
+	return nil
+}
+
+// verify reads a started container's caps back from its cgroup and refuses
+// on any mismatch or engine warning (C6). It returns the raw files read, for
+// the record, and the group, for the sampler.
+func (s *Session) verify(ctx context.Context, name string, created engine.Created, want cgroup.Caps) (map[string]string, *cgroup.Group, error) {
+	r := s.runner
+	c, err := r.Engine.Inspect(ctx, created.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !c.Running || c.Pid == 0 {
+		logs, _ := r.Engine.Logs(ctx, created.ID, 20)
+		return nil, nil, &Failure{fmt.Sprintf("container %s exited before its caps could be verified (exit code %d); its log ends:\n%s", name, c.ExitCode, logs)}
+	}
+	rb, mismatches, err := r.Cgroups.VerifyContainer(c.Pid, created.ID, want)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the caps of %s back: %w", name, err)
+	}
+	var problems []string
+	for _, w := range created.Warnings {
+		problems = append(problems, fmt.Sprintf("container %s: the engine dropped a setting: %s", name, w))
+	}
+	for _, m := range mismatches {
+		problems = append(problems, fmt.Sprintf("container %s: %s", name, m))
+	}
+	if len(problems) > 0 {
+		return nil, nil, refusef("C6: caps do not read back as planned:\n  %s", strings.Join(problems, "\n  "))
+	}
+	group, err := r.Cgroups.Locate(c.Pid, created.ID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("locating the cgroup of %s: %w", name, err)
+	}
+	return rb.Raw, group, nil
+}
+
+// checkHost refuses a plan this host cannot hold: more CPUs than it has, or
+// swap that the cgroups cannot disable (C5).
+func (s *Session) checkHost(plan *schema.Plan) error {
+	for _, n := range plan.ContainerNames() {
+		if err := engine.CheckCPUs(plan.Entrant.Containers[n].CPUs, s.host.NCPU); err != nil {
+			return &Refusal{err.Error()}
+		}
+	}
+	if err := cgroup.CheckSwap(s.runner.Cgroups, s.host.SwapLimit); err != nil {
+		return &Refusal{err.Error()}
+	}
+	return nil
+}
+
+// prefill makes the topic hold the plan's dataset, producing it only when
+// the topic is empty, and returns the broker's own message count: the N the
+// drain must land (C13).
+func (s *Session) prefill(ctx context.Context, plan *schema.Plan) (int64, error) {
+	r := s.runner
+	wl := plan.Env.Workload
+	if err := s.broker.EnsureTopic(ctx, wl.Topic, plan.Env.Partitions); err != nil {
+		return 0, refusef("%v", err)
+	}
+	r.Progress.Start(progress.PhasePrefill, wl.Messages, "msgs")
+	_, err := s.broker.Prefill(ctx, wl.Topic, s.corpus(plan), func(done, _ int64) { r.Progress.Set(done) })
+	if err != nil {
+		r.Progress.Fail(err)
+		if errors.Is(err, broker.ErrDepthMismatch) {
+			return 0, &Refusal{err.Error()}
+		}
+		return 0, fmt.Errorf("prefilling %s: %w", wl.Topic, err)
+	}
+	r.Progress.End()
+	n, err := s.broker.Depth(ctx, wl.Topic)
+	if err != nil {
+		return 0, err
+	}
+	if n != wl.Messages {
+		return 0, refusef("topic %s holds %d messages; the plan expects %d (C13)", wl.Topic, n, wl.Messages)
+	}
+	return n, nil
+}
+
+// corpus is the plan's dataset.
+func (s *Session) corpus(plan *schema.Plan) corpus.Spec {
+	wl := plan.Env.Workload
+	return corpus.Spec{Dataset: wl.Dataset, Messages: wl.Messages, EventsPerMessage: wl.EventsPerMessage, MessageBytes: wl.MessageBytes}
+}
+
+// prepareTable creates the arm's table as the environment declares it, and
+// empties it: every repetition starts from nothing.
+func (s *Session) prepareTable(ctx context.Context, plan *schema.Plan) (*chstore.Store, error) {
+	wl := plan.Env.Workload
+	if err := s.store.Exec(ctx, wl.DDL); err != nil {
+		return nil, fmt.Errorf("creating the table: %w", err)
+	}
+	if err := s.store.Truncate(ctx, wl.Database+"."+wl.Table); err != nil {
+		return nil, err
+	}
+	return s.store, nil
+}
+
+// Close removes the infrastructure containers and closes the clients.
+func (s *Session) Close() {
+	r := s.runner
+	if s.broker != nil {
+		s.broker.Close()
+	}
+	if s.store != nil {
+		_ = s.store.Close()
+	}
+	if s.embedded != nil {
+		s.embedded.Close()
+	}
+	for _, c := range s.infra {
+		_ = c.group.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := r.Engine.RemoveByLabel(ctx, LabelRun, s.id); err != nil {
+		r.logf("removing the infrastructure of session %s: %v", s.id, err)
+	}
+}
+
+// Host returns the engine's host facts.
+func (s *Session) Host() engine.HostInfo { return s.host }
+
+func portOf(addr string) (int, error) {
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0, fmt.Errorf("address %q: %w", addr, err)
+	}
+	return strconv.Atoi(p)
+}
