@@ -33,10 +33,13 @@ func (t *Tree) Resolve(envName, entrantName, variant string) (*schema.Plan, []Pr
 			Message: fmt.Sprintf("entrant %s has no variant %q; it has: %s", entrantName, variant, strings.Join(names, ", "))}}
 	}
 
-	pv := t.plan.
+	// Assemble the three inputs first and unify them with #Plan once:
+	// each FillPath on #Plan itself would evaluate the whole plan again.
+	in := t.ctx.CompileString("{}").
 		FillPath(cue.ParsePath("env"), env.value).
 		FillPath(cue.ParsePath("entrant"), ent.value).
 		FillPath(cue.ParsePath("variant"), variant)
+	pv := t.plan.Unify(in)
 
 	var problems []Problem
 	ctxName := entrantName + " on " + envName

@@ -295,11 +295,11 @@ func (run *armRun) hold(ctx context.Context, d time.Duration) error {
 	r := run.s.runner
 	winCtx, stop := context.WithTimeout(ctx, d)
 	defer stop()
-	var exit *exitEvent
+	exits := make(chan exitEvent, 1)
 	go func() {
 		select {
 		case e := <-run.exited:
-			exit = &e
+			exits <- e
 			stop()
 		case <-winCtx.Done():
 		}
@@ -312,11 +312,22 @@ func (run *armRun) hold(ctx context.Context, d time.Duration) error {
 	if ctx.Err() != nil {
 		return &Failure{"interrupted: " + context.Cause(ctx).Error()}
 	}
+	// A container that exits takes its cgroup with it, so a sampling error
+	// usually means an exit whose report is on its way: wait for it.
+	wait := time.Duration(0)
+	if err != nil {
+		wait = 5 * time.Second
+	}
+	select {
+	case e := <-exits:
+		if e.code != 0 {
+			return &Failure{fmt.Sprintf("container %s exited with code %d; its log ends:\n%s", e.name, e.code, e.logs)}
+		}
+		return nil
+	case <-time.After(wait):
+	}
 	if err != nil {
 		return &Failure{fmt.Sprintf("sampling: %v", err)}
-	}
-	if exit != nil && exit.code != 0 {
-		return &Failure{fmt.Sprintf("container %s exited with code %d; its log ends:\n%s", exit.name, exit.code, exit.logs)}
 	}
 	return nil
 }

@@ -36,6 +36,7 @@ type Session struct {
 	infraCgroups map[string]map[string]string
 	infra        []infraContainer
 	network      string
+	tableReady   bool
 }
 
 // infraContainer is a running infrastructure container.
@@ -232,7 +233,7 @@ func (s *Session) prefill(ctx context.Context, plan *schema.Plan) (int64, error)
 	_, err := s.broker.Prefill(ctx, wl.Topic, s.corpus(plan), func(done, _ int64) { r.Progress.Set(done) })
 	if err != nil {
 		r.Progress.Fail(err)
-		if errors.Is(err, broker.ErrDepthMismatch) {
+		if errors.Is(err, broker.ErrDepthMismatch) || errors.Is(err, broker.ErrContentMismatch) {
 			return 0, &Refusal{err.Error()}
 		}
 		return 0, fmt.Errorf("prefilling %s: %w", wl.Topic, err)
@@ -241,6 +242,13 @@ func (s *Session) prefill(ctx context.Context, plan *schema.Plan) (int64, error)
 	n, err := s.broker.Depth(ctx, wl.Topic)
 	if err != nil {
 		return 0, err
+	}
+	// Every run drains the whole topic: offsets an earlier run committed
+	// would let this one start part-way.
+	if groups, err := s.broker.ResetGroups(ctx, wl.Topic); err != nil {
+		return 0, err
+	} else if len(groups) > 0 {
+		r.logf("reset consumer groups %v so the arm reads %s from its start", groups, wl.Topic)
 	}
 	if n != wl.Messages {
 		return 0, refusef("topic %s holds %d messages; the plan expects %d (C13)", wl.Topic, n, wl.Messages)
@@ -256,12 +264,22 @@ func (s *Session) corpus(plan *schema.Plan) corpus.Spec {
 
 // prepareTable creates the arm's table as the environment declares it, and
 // empties it: every repetition starts from nothing.
+//
+// The first run of a session drops and creates the table, so it is exactly
+// what the environment declares now; later repetitions truncate it.
 func (s *Session) prepareTable(ctx context.Context, plan *schema.Plan) (*chstore.Store, error) {
 	wl := plan.Env.Workload
-	if err := s.store.Exec(ctx, wl.DDL); err != nil {
-		return nil, fmt.Errorf("creating the table: %w", err)
+	table := wl.Database + "." + wl.Table
+	if !s.tableReady {
+		if err := s.store.DropTable(ctx, table); err != nil {
+			return nil, fmt.Errorf("replacing the table: %w", err)
+		}
+		if err := s.store.Exec(ctx, wl.DDL); err != nil {
+			return nil, fmt.Errorf("creating the table from the environment's DDL: %w", err)
+		}
+		s.tableReady = true
 	}
-	if err := s.store.Truncate(ctx, wl.Database+"."+wl.Table); err != nil {
+	if err := s.store.Truncate(ctx, table); err != nil {
 		return nil, err
 	}
 	return s.store, nil

@@ -12,6 +12,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -115,4 +116,25 @@ commands:
 
 exit codes: 0 ok, 1 problems or a failed run, 2 usage, 3 REFUSED
 `)
+}
+
+// parseFlags parses flags wherever they stand among the arguments, so that
+// `spatec exec --env local reference --reps 3` reads as written, and returns
+// the positional arguments in order.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, usageError{err.Error()}
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		if rest[0] == "--" {
+			return append(positional, rest[1:]...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
 }

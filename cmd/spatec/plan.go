@@ -83,8 +83,9 @@ func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	env := fs.String("env", "", "environment to resolve against (required)")
 	out := fs.String("o", "table", "output: table or json")
 	tree := fs.String("tree", "", "CUE tree root (default: the checkout around the working directory, else the embedded tree)")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
+	args, err := parseFlags(fs, args)
+	if err != nil {
+		return err
 	}
 	if *env == "" {
 		return usageError{"--env is required, e.g. --env bench-96c"}
@@ -96,7 +97,7 @@ func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	plans, problems := resolveAll(t, *env, parseSelections(t, *env, fs.Args()))
+	plans, problems := resolveAll(t, *env, parseSelections(t, *env, args))
 	for _, p := range problems {
 		fmt.Fprintln(stderr, p)
 	}
@@ -151,8 +152,9 @@ func cmdVet(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("vet", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	tree := fs.String("tree", "", "CUE tree root (default: the checkout around the working directory, else the embedded tree)")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
+	args, err := parseFlags(fs, args)
+	if err != nil {
+		return err
 	}
 	t, err := loadTree(*tree)
 	if err != nil {

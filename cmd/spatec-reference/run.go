@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"spatec.dev/spatec/exec/chstore"
+	"spatec.dev/spatec/exec/corpus"
+)
+
+// run drains the topic into the table until ctx is cancelled, which is the
+// normal way to stop and returns nil. It returns an error only for what a
+// retry cannot fix: bad configuration found at start, or a message that is
+// not the corpus format.
+func run(ctx context.Context, cfg config, logger *log.Logger) error {
+	admCl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...))
+	if err != nil {
+		return fmt.Errorf("connecting to brokers %s: %w", strings.Join(cfg.Brokers, ","), err)
+	}
+	defer admCl.Close()
+	adm := kadm.NewClient(admCl)
+
+	starts, err := startOffsets(ctx, adm, cfg)
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	if len(starts) != cfg.Consumers {
+		logger.Printf("topic %s has %d partitions and consumers is %d: the parallelism is not one consumer per partition", cfg.Topic, len(starts), cfg.Consumers)
+	}
+
+	store, err := chstore.Open(ctx, cfg.ClickHouse, cfg.Database, cfg.User, cfg.Password, chstore.WithMaxConns(cfg.Consumers))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	defer store.Close()
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	for w := 0; w < cfg.Consumers; w++ {
+		own := map[int32]kgo.Offset{}
+		for p, off := range starts {
+			if int(p)%cfg.Consumers == w {
+				own[p] = off
+			}
+		}
+		if len(own) == 0 {
+			continue
+		}
+		wk := &worker{id: w, cfg: cfg, logger: logger, adm: adm, store: store, partitions: own}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := wk.run(ctx); err != nil {
+				cancel(err)
+			}
+		}()
+	}
+	logger.Printf("draining topic %s (%d partitions, %d consumers) into %s on %s", cfg.Topic, len(starts), cfg.Consumers, cfg.Table, cfg.ClickHouse)
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// startOffsets returns where each partition resumes: the group's committed
+// offset, or the log start when nothing was committed.
+func startOffsets(ctx context.Context, adm *kadm.Client, cfg config) (map[int32]kgo.Offset, error) {
+	topics, err := adm.ListTopics(ctx, cfg.Topic)
+	if err == nil {
+		err = topics.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("looking up topic %s on %s: %w", cfg.Topic, strings.Join(cfg.Brokers, ","), err)
+	}
+	committed, err := adm.FetchOffsets(ctx, cfg.Group)
+	if err == nil {
+		err = committed.Error()
+	}
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		committed, err = nil, nil // nothing committed yet
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the committed offsets of group %s: %w", cfg.Group, err)
+	}
+	starts := map[int32]kgo.Offset{}
+	for _, p := range topics[cfg.Topic].Partitions.Numbers() {
+		starts[p] = kgo.NewOffset().AtStart()
+		if o, ok := committed.Lookup(cfg.Topic, p); ok && o.At >= 0 {
+			starts[p] = kgo.NewOffset().At(o.At)
+		}
+	}
+	return starts, nil
+}
+
+// worker drains its partitions: poll, decode, insert, commit.
+type worker struct {
+	id         int
+	cfg        config
+	logger     *log.Logger
+	adm        *kadm.Client
+	store      *chstore.Store
+	partitions map[int32]kgo.Offset
+
+	rows      chstore.Rows
+	events    []corpus.Event
+	next      kadm.Offsets // offsets to commit once the batch is in
+	firstAt   time.Time    // when the batch got its first row
+	perRecord int          // rows in the last message decoded
+	inserted  int64
+}
+
+func (w *worker) run(ctx context.Context) error {
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(w.cfg.Brokers...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{w.cfg.Topic: w.partitions}),
+		kgo.FetchMaxPartitionBytes(8<<20),
+	)
+	if err != nil {
+		return fmt.Errorf("worker %d: connecting to brokers: %w", w.id, err)
+	}
+	defer cl.Close()
+	defer func() { w.logger.Printf("worker %d: inserted %d rows", w.id, w.inserted) }()
+	w.next = kadm.Offsets{}
+	w.perRecord = 1
+
+	for {
+		pollCtx, cancel := ctx, context.CancelFunc(func() {})
+		if w.rows.Len() > 0 {
+			pollCtx, cancel = context.WithDeadline(ctx, w.firstAt.Add(w.cfg.FlushInterval))
+		}
+		// Ask for about as many records as the batch has room for rows.
+		want := max((w.cfg.BatchRows-w.rows.Len())/w.perRecord, 1)
+		fetches := cl.PollRecords(pollCtx, want)
+		cancel()
+		if ctx.Err() != nil {
+			return nil
+		}
+		var fetchErr error
+		fetches.EachError(func(topic string, p int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) {
+				fetchErr = errors.Join(fetchErr, fmt.Errorf("partition %d: %w", p, err))
+			}
+		})
+		if fetchErr != nil {
+			// franz-go retries fetches itself; what reaches us is worth
+			// a line in the log, not the end of the run.
+			w.logger.Printf("worker %d: fetching: %v", w.id, fetchErr)
+			if fetches.NumRecords() == 0 {
+				// Nothing came with the error: pause rather than spin.
+				select {
+				case <-time.After(200 * time.Millisecond):
+				case <-ctx.Done():
+					return nil
+				}
+			}
+		}
+		var decodeErr error
+		fetches.EachRecord(func(r *kgo.Record) {
+			if decodeErr != nil {
+				return
+			}
+			if w.rows.Len() == 0 {
+				w.firstAt = time.Now()
+			}
+			var err error
+			if w.events, err = corpus.AppendDecoded(w.events[:0], r.Value); err != nil {
+				decodeErr = fmt.Errorf("worker %d: partition %d offset %d: %w", w.id, r.Partition, r.Offset, err)
+				return
+			}
+			for _, e := range w.events {
+				w.rows.Add(e)
+			}
+			w.perRecord = max(len(w.events), 1)
+			w.next.AddOffset(r.Topic, r.Partition, r.Offset+1, r.LeaderEpoch)
+		})
+		if decodeErr != nil {
+			return decodeErr
+		}
+		if w.rows.Len() >= w.cfg.BatchRows || (w.rows.Len() > 0 && !time.Now().Before(w.firstAt.Add(w.cfg.FlushInterval))) {
+			if err := w.flush(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+		}
+	}
+}
+
+// flush inserts the batch, retrying until it lands or ctx ends, then
+// commits the offsets after its last records.
+func (w *worker) flush(ctx context.Context) error {
+	backoff := 100 * time.Millisecond
+	for {
+		err := w.store.Insert(ctx, w.cfg.Table, &w.rows)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		w.logger.Printf("worker %d: insert of %d rows failed, retrying in %v: %v", w.id, w.rows.Len(), backoff, err)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+	w.inserted += int64(w.rows.Len())
+	w.rows.Reset()
+	resp, err := w.adm.CommitOffsets(ctx, w.cfg.Group, w.next)
+	if err == nil {
+		err = resp.Error()
+	}
+	switch {
+	case err == nil:
+		w.next = kadm.Offsets{}
+	case ctx.Err() == nil:
+		// The rows are in; the offsets stay pending for the next commit,
+		// and a restart before it re-inserts them (at-least-once).
+		w.logger.Printf("worker %d: committing offsets to group %s: %v", w.id, w.cfg.Group, err)
+	}
+	return nil
+}

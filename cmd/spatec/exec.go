@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"spatec.dev/spatec/exec"
+	"spatec.dev/spatec/exec/cgroup"
+	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/progress"
+	"spatec.dev/spatec/schema"
+)
+
+// execFlags are the flags exec and ceiling share.
+type execFlags struct {
+	env, tree, results string
+	period             time.Duration
+}
+
+func (f *execFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.env, "env", "", "environment to run in")
+	fs.StringVar(&f.tree, "tree", "", "CUE tree root (default: the checkout around the working directory, else the embedded tree)")
+	fs.StringVar(&f.results, "results", "results", "results root: records go to <results>/<env>/<entrant>/<YYYY-MM>.jsonl")
+	fs.DurationVar(&f.period, "period", 100*time.Millisecond, "sampler period")
+}
+
+func cmdExec(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f execFlags
+	f.register(fs)
+	reps := fs.Int("reps", 1, "repetitions; each rep runs every arm once, interleaved")
+	hold := fs.Duration("hold", 0, "run without a drain: start, verify and sample the arm for this long (nothing is recorded)")
+	args, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if *reps < 1 {
+		return usageError{"--reps must be at least 1"}
+	}
+	plans, err := execPlans(f, args)
+	if err != nil {
+		return err
+	}
+	r, closeEngine, err := newRunner(ctx, f, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeEngine()
+
+	sess, err := r.Open(ctx, plans[0].Env, *hold > 0)
+	if err != nil {
+		return asRefusal(err)
+	}
+	defer sess.Close()
+
+	var failed, refused []string
+	for rep := 1; rep <= *reps; rep++ {
+		for _, p := range plans {
+			if ctx.Err() != nil {
+				break
+			}
+			res, err := sess.Run(ctx, p, exec.Options{
+				Hold: *hold, Rep: rep, Reps: *reps, Results: f.results,
+				Ceilings: exec.CeilingsPath(f.results, p.Env.Name),
+			})
+			if res != nil && (err == nil || *hold <= 0) {
+				printResult(stdout, p, res, *hold > 0)
+			}
+			var ref *exec.Refusal
+			switch {
+			case errors.As(err, &ref):
+				refused = append(refused, fmt.Sprintf("%s rep %d: %s", p.Entrant.Name, rep, ref.Reason))
+			case err != nil:
+				fmt.Fprintf(stderr, "spatec exec: %s rep %d: %v\n", p.Entrant.Name, rep, err)
+				failed = append(failed, p.Entrant.Name)
+			}
+		}
+	}
+	switch {
+	case len(refused) > 0:
+		return refusal{errors.New(strings.Join(refused, "\nREFUSED: "))}
+	case ctx.Err() != nil:
+		return fmt.Errorf("interrupted: %v", context.Cause(ctx))
+	case len(failed) > 0:
+		return problemsError{len(failed)}
+	}
+	return nil
+}
+
+// execPlans resolves the arms to run, or reads a reviewed plan document.
+func execPlans(f execFlags, args []string) ([]*schema.Plan, error) {
+	if len(args) == 1 && strings.HasSuffix(args[0], ".json") {
+		if f.env != "" {
+			return nil, usageError{"a plan file carries its environment; drop --env"}
+		}
+		b, err := os.ReadFile(args[0])
+		if err != nil {
+			return nil, fmt.Errorf("reading the plan: %w", err)
+		}
+		var doc schema.Document
+		if err := json.Unmarshal(b, &doc); err != nil {
+			return nil, fmt.Errorf("reading the plan %s: %w", args[0], err)
+		}
+		if err := doc.Check(); err != nil {
+			return nil, refusal{fmt.Errorf("%s: %w", args[0], err)}
+		}
+		return []*schema.Plan{&doc.Plan}, nil
+	}
+	if f.env == "" || len(args) == 0 {
+		return nil, usageError{"usage: spatec exec --env E entrant[:variant] ...  or  spatec exec plan.json"}
+	}
+	t, err := loadTree(f.tree)
+	if err != nil {
+		return nil, err
+	}
+	plans, problems := resolveAll(t, f.env, parseSelections(t, f.env, args))
+	if len(problems) > 0 {
+		msgs := make([]string, len(problems))
+		for i, p := range problems {
+			msgs[i] = p.String()
+		}
+		return nil, refusal{fmt.Errorf("the plan violates the contract:\n%s", strings.Join(msgs, "\n"))}
+	}
+	return plans, nil
+}
+
+// newRunner connects to the engine and sets up a runner for this host.
+func newRunner(ctx context.Context, f execFlags, stderr io.Writer) (*exec.Runner, func(), error) {
+	e, err := engine.New(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, c := buildInfo()
+	src := f.tree
+	if src == "" {
+		src = findCheckout()
+	}
+	return &exec.Runner{
+		Engine:    e,
+		Cgroups:   cgroup.FS{},
+		Period:    f.period,
+		Progress:  progress.New(stderr),
+		Log:       stderr,
+		Version:   v,
+		Commit:    c,
+		SourceDir: src,
+	}, func() { e.Close() }, nil
+}
+
+func asRefusal(err error) error {
+	var ref *exec.Refusal
+	if errors.As(err, &ref) {
+		return refusal{ref}
+	}
+	return err
+}
+
+// printResult prints one line per run and, for a hold run, the sampler's
+// figures per container.
+func printResult(w io.Writer, p *schema.Plan, res *exec.Result, hold bool) {
+	rec := res.Record
+	if hold {
+		s := res.Summary
+		fmt.Fprintf(w, "%s:%s held %.1fs, %d readings every %s\n", p.Entrant.Name, p.Variant, s.Window.Seconds(), s.Readings, s.Period)
+		for _, c := range s.Containers {
+			fmt.Fprintf(w, "  %-12s %-13s cores %.3f  anon+shmem peak %s (shmem %s)  memory.peak %s (%s)  throttled %.2fs\n",
+				c.Name, c.Role, c.CoresUsed, schema.FormatBytes(int64(c.PeakAnonBytes)), schema.FormatBytes(int64(c.PeakAnonShmemBytes)),
+				schema.FormatBytes(int64(c.MemoryPeakBytes)), c.MemoryPeakKind, float64(c.ThrottledUsec)/1e6)
+		}
+		a := s.Arm
+		fmt.Fprintf(w, "  arm: cores_used %.3f (data plane %.3f, control plane %.3f), peak_anon_bytes %d (shmem %d)\n",
+			a.CoresUsed, a.DataPlaneCoresUsed, a.ControlPlaneCoresUsed, a.PeakAnonBytes, a.PeakShmemBytes)
+		return
+	}
+	m := rec.Metrics
+	fmt.Fprintf(w, "%s:%s rep %d/%d %s  rows/s %.0f  cores %.2f (data plane %.2f)  peak anon+shmem %s  rows %0.f/%0.f dup %0.f  run %s\n",
+		p.Entrant.Name, p.Variant, rec.Rep, rec.Reps, rec.Status, m["rows_per_s"].Value,
+		m["cores_used"].Value, m["data_plane_cores_used"].Value, schema.FormatBytes(int64(m["peak_anon_bytes"].Value)),
+		m["distinct_rows"].Value, m["expected_rows"].Value, m["duplicate_rows"].Value, rec.RunID)
+	if rec.Note != "" {
+		fmt.Fprintf(w, "  note: %s\n", rec.Note)
+	}
+}
+
+func cmdCeiling(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("ceiling", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f execFlags
+	f.register(fs)
+	measure := fs.Bool("measure", false, "measure the ceilings (otherwise: show the stored ones)")
+	args, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if f.env == "" {
+		return usageError{"--env is required"}
+	}
+	path := exec.CeilingsPath(f.results, f.env)
+	if !*measure {
+		c, err := exec.LoadCeilings(path)
+		if err != nil {
+			return err
+		}
+		return writeCeilings(stdout, path, c)
+	}
+	t, err := loadTree(f.tree)
+	if err != nil {
+		return err
+	}
+	// Any entrant's plan carries the environment; the ceiling pass runs
+	// no arm.
+	var plan *schema.Plan
+	for _, ent := range t.Entrants() {
+		if t.Supports(ent, f.env) {
+			if p, ps := t.Resolve(f.env, ent, ""); len(ps) == 0 {
+				plan = p
+				break
+			}
+		}
+	}
+	if plan == nil {
+		return fmt.Errorf("no entrant resolves against %s; run `spatec vet`", f.env)
+	}
+	r, closeEngine, err := newRunner(ctx, f, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeEngine()
+	sess, err := r.Open(ctx, plan.Env, false)
+	if err != nil {
+		return asRefusal(err)
+	}
+	defer sess.Close()
+	c, err := sess.MeasureCeilings(ctx, plan)
+	if err != nil {
+		return asRefusal(err)
+	}
+	if err := c.Write(path); err != nil {
+		return err
+	}
+	return writeCeilings(stdout, path, c)
+}
+
+func writeCeilings(w io.Writer, path string, c *exec.Ceilings) error {
+	fmt.Fprintf(w, "ceilings of %s (%s, measured %s)\n", c.Env, path, c.MeasuredAt.Format(time.RFC3339))
+	fmt.Fprintf(w, "  broker consume   %12.0f msg/s  %12.0f bytes/s\n", c.Broker.MessagesPerSec, c.Broker.BytesPerSec)
+	fmt.Fprintf(w, "  clickhouse ingest %11.0f rows/s (%s, %d writers)\n", c.ClickHouse.RowsPerSec, c.ClickHouse.Format, c.ClickHouse.Concurrency)
+	fmt.Fprintf(w, "  under infra %s, %d partitions, %d-byte messages\n", c.InfraDigest, c.Partitions, c.MessageBytes)
+	return nil
+}

@@ -1,0 +1,237 @@
+// Package broker talks to the benchmark's Kafka-protocol broker (Redpanda on
+// the bench hosts, an embedded kfake cluster in the local environment)
+// through franz-go: it creates the topic, prefills it with the corpus
+// idempotently, reads the expected message count from the high watermarks,
+// and measures the raw consume ceiling.
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+var (
+	// ErrNoTopic reports that a topic the caller expects does not exist.
+	ErrNoTopic = errors.New("topic does not exist")
+	// ErrPartitionMismatch reports an existing topic whose partition count
+	// differs from the one the plan declares.
+	ErrPartitionMismatch = errors.New("topic partition count differs from the plan")
+	// ErrDepthMismatch reports a topic holding a number of messages other
+	// than zero or the plan's count: it cannot be reused nor filled.
+	ErrDepthMismatch = errors.New("topic depth differs from the plan")
+	// ErrContentMismatch reports a topic of the right depth whose messages
+	// are not the plan's dataset (another dataset tag, message size or
+	// partition layout).
+	ErrContentMismatch = errors.New("topic content differs from the plan")
+)
+
+// Client is a connection to one broker cluster.
+type Client struct {
+	seeds []string
+	opts  []kgo.Opt
+	cl    *kgo.Client
+	adm   *kadm.Client
+}
+
+// NewClient connects to the cluster through the seed brokers. opts are
+// added to every franz-go client it makes (SASL, TLS, dialer), after
+// spatec's own.
+func NewClient(seeds []string, opts ...kgo.Opt) (*Client, error) {
+	if len(seeds) == 0 {
+		return nil, errors.New("connecting to the broker: no seed broker address given")
+	}
+	c := &Client{seeds: append([]string(nil), seeds...), opts: opts}
+	cl, err := c.newKgo()
+	if err != nil {
+		return nil, err
+	}
+	c.cl = cl
+	c.adm = kadm.NewClient(cl)
+	return c, nil
+}
+
+func (c *Client) newKgo(opts ...kgo.Opt) (*kgo.Client, error) {
+	all := append([]kgo.Opt{kgo.SeedBrokers(c.seeds...)}, opts...)
+	all = append(all, c.opts...)
+	cl, err := kgo.NewClient(all...)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the broker at %s: %w", c.addrs(), err)
+	}
+	return cl, nil
+}
+
+func (c *Client) addrs() string { return strings.Join(c.seeds, ",") }
+
+// Close releases the client's connections.
+func (c *Client) Close() { c.cl.Close() }
+
+// EnsureTopic creates topic with the given partition count, or accepts it
+// when it already exists with that count.
+func (c *Client) EnsureTopic(ctx context.Context, topic string, partitions int) error {
+	if partitions < 1 {
+		return fmt.Errorf("creating topic %s: partitions is %d; it must be at least 1", topic, partitions)
+	}
+	have, err := c.Partitions(ctx, topic)
+	switch {
+	case err == nil:
+		return checkPartitions(topic, have, partitions)
+	case !errors.Is(err, ErrNoTopic):
+		return err
+	}
+	resp, err := c.adm.CreateTopic(ctx, int32(partitions), -1, nil, topic)
+	// The client caches topic metadata, including "unknown topic", for a
+	// few seconds; the next look must see the topic as it now is.
+	c.cl.PurgeTopicsFromClient(topic)
+	if errors.Is(err, kerr.TopicAlreadyExists) {
+		// Created by someone else between our look and our create.
+		if have, err = c.Partitions(ctx, topic); err != nil {
+			return err
+		}
+		return checkPartitions(topic, have, partitions)
+	}
+	if err != nil {
+		if resp.ErrMessage != "" {
+			err = fmt.Errorf("%w (%s)", err, resp.ErrMessage)
+		}
+		return fmt.Errorf("creating topic %s with %d partitions on %s: %w", topic, partitions, c.addrs(), err)
+	}
+	return nil
+}
+
+func checkPartitions(topic string, have, want int) error {
+	if have != want {
+		return fmt.Errorf("%w: topic %s exists with %d partitions; the plan declares %d; delete the topic or use another name",
+			ErrPartitionMismatch, topic, have, want)
+	}
+	return nil
+}
+
+// Partitions returns the partition count of topic, or an error wrapping
+// ErrNoTopic.
+func (c *Client) Partitions(ctx context.Context, topic string) (int, error) {
+	details, err := c.adm.ListTopics(ctx, topic)
+	if err != nil {
+		return 0, fmt.Errorf("listing topic %s on %s: %w", topic, c.addrs(), err)
+	}
+	d, ok := details[topic]
+	if !ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition) {
+		c.cl.PurgeTopicsFromClient(topic) // do not remember the absence
+		return 0, fmt.Errorf("%w: topic %s on %s", ErrNoTopic, topic, c.addrs())
+	}
+	if d.Err != nil {
+		return 0, fmt.Errorf("listing topic %s on %s: %w", topic, c.addrs(), d.Err)
+	}
+	return len(d.Partitions), nil
+}
+
+// span is one partition's readable range: offsets [start, end).
+type span struct{ start, end int64 }
+
+func (s span) depth() int64 { return s.end - s.start }
+
+// spans returns each partition's readable range, indexed by partition.
+func (c *Client) spans(ctx context.Context, topic string) ([]span, error) {
+	starts, err := c.adm.ListStartOffsets(ctx, topic)
+	if err == nil {
+		err = starts.Error()
+	}
+	if err != nil {
+		return nil, c.offsetsErr(topic, "start", err)
+	}
+	ends, err := c.adm.ListEndOffsets(ctx, topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return nil, c.offsetsErr(topic, "end", err)
+	}
+	n := len(ends[topic])
+	if n == 0 {
+		return nil, fmt.Errorf("%w: topic %s on %s", ErrNoTopic, topic, c.addrs())
+	}
+	out := make([]span, n)
+	for p := range out {
+		s, okS := starts.Lookup(topic, int32(p))
+		e, okE := ends.Lookup(topic, int32(p))
+		if !okS || !okE {
+			return nil, fmt.Errorf("listing offsets of topic %s on %s: partition %d of %d is missing from the answer", topic, c.addrs(), p, n)
+		}
+		out[p] = span{start: s.Offset, end: e.Offset}
+	}
+	return out, nil
+}
+
+func (c *Client) offsetsErr(topic, which string, err error) error {
+	if errors.Is(err, kerr.UnknownTopicOrPartition) {
+		c.cl.PurgeTopicsFromClient(topic) // do not remember the absence
+		return fmt.Errorf("%w: topic %s on %s", ErrNoTopic, topic, c.addrs())
+	}
+	return fmt.Errorf("listing %s offsets of topic %s on %s: %w", which, topic, c.addrs(), err)
+}
+
+// Depth returns how many messages topic holds: the sum over its partitions
+// of high watermark minus log start offset. It is the expected message
+// count N of a drain, read from the broker itself before the arm starts.
+func (c *Client) Depth(ctx context.Context, topic string) (int64, error) {
+	spans, err := c.spans(ctx, topic)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, s := range spans {
+		n += s.depth()
+	}
+	return n, nil
+}
+
+// DeleteTopic deletes topic; a missing topic is not an error.
+func (c *Client) DeleteTopic(ctx context.Context, topic string) error {
+	_, err := c.adm.DeleteTopic(ctx, topic)
+	c.cl.PurgeTopicsFromClient(topic)
+	if err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
+		return fmt.Errorf("deleting topic %s on %s: %w", topic, c.addrs(), err)
+	}
+	return nil
+}
+
+// ResetGroups deletes every consumer group that has offsets committed on
+// topic, so that the next arm reads the topic from its start: a repetition
+// resumed from the last one's offsets would drain nothing. It returns the
+// groups deleted.
+func (c *Client) ResetGroups(ctx context.Context, topic string) ([]string, error) {
+	listed, err := c.adm.ListGroups(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing consumer groups on %s: %w", c.addrs(), err)
+	}
+	offsets := c.adm.FetchManyOffsets(ctx, listed.Groups()...)
+	var onTopic []string
+	for group, resp := range offsets {
+		if resp.Err != nil {
+			return nil, fmt.Errorf("reading the offsets of group %s: %w", group, resp.Err)
+		}
+		if _, ok := resp.Fetched[topic]; ok {
+			onTopic = append(onTopic, group)
+		}
+	}
+	if len(onTopic) == 0 {
+		return nil, nil
+	}
+	sort.Strings(onTopic)
+	deleted, err := c.adm.DeleteGroups(ctx, onTopic...)
+	if err != nil {
+		return nil, fmt.Errorf("deleting consumer groups %v: %w", onTopic, err)
+	}
+	for g, r := range deleted {
+		if r.Err != nil {
+			return nil, fmt.Errorf("deleting consumer group %s: %w", g, r.Err)
+		}
+	}
+	return onTopic, nil
+}

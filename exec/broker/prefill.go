@@ -1,0 +1,312 @@
+package broker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"spatec.dev/spatec/exec/corpus"
+)
+
+// Prefilled tells what Prefill did.
+type Prefilled struct {
+	// Reused is true when the topic already held the plan's dataset and
+	// nothing was produced.
+	Reused bool
+	// Produced is how many messages this call produced.
+	Produced int64
+	// Elapsed is the time spent producing (zero when reused).
+	Elapsed time.Duration
+}
+
+// producerOpts are the producer settings of the prefill, shared with the
+// bare produce loop of the benchmark so that the two differ only by what
+// Prefill adds. Records are not compressed: every arm then reads exactly
+// the declared message bytes and pays no decompression.
+func producerOpts(topic string) []kgo.Opt {
+	return []kgo.Opt{
+		kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.ProducerLinger(0),
+	}
+}
+
+// PartitionOf is the partition message i is written to: i mod partitions,
+// so every prefill of a dataset has the same layout, and partition p holds
+// messages p, p+P, p+2P… in offset order.
+func PartitionOf(i int64, partitions int) int32 { return int32(i % int64(partitions)) }
+
+// Prefill fills topic with the dataset's messages, idempotently:
+//   - a topic already holding exactly spec.Messages messages, laid out as
+//     Prefill lays them and starting and ending with the dataset's first
+//     and last message, is reused without producing anything;
+//   - an empty topic gets every message, message i on PartitionOf(i);
+//   - any other depth is refused with an error wrapping ErrDepthMismatch,
+//     and a topic of the right depth with other content with one wrapping
+//     ErrContentMismatch.
+//
+// The topic must exist (EnsureTopic). progress, when not nil, is called
+// from the calling goroutine as acknowledgements arrive, last with
+// done == total.
+func (c *Client) Prefill(ctx context.Context, topic string, spec corpus.Spec, progress func(done, total int64)) (Prefilled, error) {
+	if err := spec.Validate(); err != nil {
+		return Prefilled{}, fmt.Errorf("prefilling topic %s: %w", topic, err)
+	}
+	spans, err := c.spans(ctx, topic)
+	if err != nil {
+		return Prefilled{}, fmt.Errorf("prefilling topic %s: %w", topic, err)
+	}
+	var depth int64
+	for _, s := range spans {
+		depth += s.depth()
+	}
+	switch {
+	case depth == spec.Messages:
+		if err := c.verifyContent(ctx, topic, spec, spans); err != nil {
+			return Prefilled{}, err
+		}
+		if progress != nil {
+			progress(depth, depth)
+		}
+		return Prefilled{Reused: true}, nil
+	case depth != 0:
+		return Prefilled{}, fmt.Errorf("%w: topic %s holds %d messages; the plan expects %d; delete the topic or use another name",
+			ErrDepthMismatch, topic, depth, spec.Messages)
+	}
+	start := time.Now()
+	n, err := c.produce(ctx, topic, len(spans), spec, progress)
+	out := Prefilled{Produced: n, Elapsed: time.Since(start)}
+	if err != nil {
+		return out, fmt.Errorf("prefilling topic %s on %s (%d of %d messages acknowledged): %w", topic, c.addrs(), n, spec.Messages, err)
+	}
+	return out, nil
+}
+
+// verifyContent checks that a topic of the right depth holds this dataset:
+// every partition has the depth the i mod P layout gives it, and the
+// dataset's first and last messages sit where that layout puts them. This
+// catches another dataset tag, message size or event count at the cost of
+// two record reads.
+func (c *Client) verifyContent(ctx context.Context, topic string, spec corpus.Spec, spans []span) error {
+	p := int64(len(spans))
+	for part, s := range spans {
+		want := spec.Messages / p
+		if int64(part) < spec.Messages%p {
+			want++
+		}
+		if s.depth() != want {
+			return fmt.Errorf("%w: topic %s partition %d holds %d messages; the plan's layout (message i on partition i mod %d) puts %d there; delete the topic or use another name",
+				ErrContentMismatch, topic, part, s.depth(), p, want)
+		}
+	}
+	if spec.Messages == 0 {
+		return nil
+	}
+	type sample struct {
+		part int32
+		off  int64
+		i    int64 // the message the layout puts there
+	}
+	var samples []sample
+	at := map[int32]map[int64]bool{}
+	for _, i := range []int64{0, spec.Messages - 1} {
+		part := PartitionOf(i, len(spans))
+		off := spans[part].start + i/p
+		samples = append(samples, sample{part, off, i})
+		if at[part] == nil {
+			at[part] = map[int64]bool{}
+		}
+		at[part][off] = true
+	}
+	got, err := c.readAt(ctx, topic, at)
+	if err != nil {
+		return err
+	}
+	for _, s := range samples {
+		msg, err := spec.Message(s.i)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(got[s.part][s.off], msg) {
+			return fmt.Errorf("%w: topic %s partition %d offset %d is not message %d of dataset %q (%d-byte messages, %d events each); delete the topic or use another name",
+				ErrContentMismatch, topic, s.part, s.off, s.i, spec.Dataset, spec.MessageBytes, spec.EventsPerMessage)
+		}
+	}
+	return nil
+}
+
+// sampleTimeout bounds reading the sample records: they sit inside the
+// partitions' readable ranges, so only a broker in trouble takes longer.
+const sampleTimeout = 30 * time.Second
+
+// readAt fetches the values of the records at the given partition offsets.
+func (c *Client) readAt(ctx context.Context, topic string, at map[int32]map[int64]bool) (map[int32]map[int64][]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, sampleTimeout)
+	defer cancel()
+	assign := map[int32]kgo.Offset{}
+	left := 0
+	for part, offs := range at {
+		first := int64(-1)
+		for off := range offs {
+			if first < 0 || off < first {
+				first = off
+			}
+			left++
+		}
+		assign[part] = kgo.NewOffset().At(first)
+	}
+	cl, err := c.newKgo(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	got := map[int32]map[int64][]byte{}
+	for left > 0 {
+		fetches := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("reading sample records of topic %s: %w", topic, err)
+		}
+		var ferr error
+		fetches.EachError(func(t string, p int32, err error) { ferr = errors.Join(ferr, fmt.Errorf("partition %d: %w", p, err)) })
+		if ferr != nil {
+			return nil, fmt.Errorf("reading sample records of topic %s: %w", topic, ferr)
+		}
+		fetches.EachRecord(func(r *kgo.Record) {
+			if !at[r.Partition][r.Offset] {
+				return
+			}
+			if got[r.Partition] == nil {
+				got[r.Partition] = map[int64][]byte{}
+			}
+			if _, dup := got[r.Partition][r.Offset]; !dup {
+				got[r.Partition][r.Offset] = r.Value
+				left--
+			}
+		})
+	}
+	return got, nil
+}
+
+// slabRecords is how many records one allocation holds: records and their
+// bytes are carved from slabs so that producing a message costs no
+// allocation of its own.
+const slabRecords = 4096
+
+// slabsAhead is how many slabs the generator may make ahead of the
+// producer.
+const slabsAhead = 4
+
+// slab is a run of consecutive messages ready to produce.
+type slab struct {
+	records []kgo.Record
+	err     error
+}
+
+// makeSlabs generates the dataset's messages as records, in order, on its
+// own goroutine, so that making messages overlaps with producing them.
+// It stops early when ctx ends.
+func makeSlabs(ctx context.Context, topic string, partitions int, spec corpus.Spec) <-chan slab {
+	out := make(chan slab, slabsAhead)
+	go func() {
+		defer close(out)
+		keyWidth := len(strconv.FormatInt(max(spec.Messages-1, 0), 10))
+		for first := int64(0); first < spec.Messages; first += slabRecords {
+			n := min(slabRecords, spec.Messages-first)
+			s := slab{records: make([]kgo.Record, n)}
+			data := make([]byte, 0, n*int64(spec.MessageBytes+keyWidth))
+			for k := range s.records {
+				i := first + int64(k)
+				start := len(data)
+				data = strconv.AppendInt(data, i, 10)
+				keyEnd := len(data)
+				if data, s.err = spec.AppendMessage(data, i); s.err != nil {
+					s.records = nil
+					break
+				}
+				r := &s.records[k]
+				r.Topic = topic
+				r.Partition = PartitionOf(i, partitions)
+				r.Key = data[start:keyEnd:keyEnd]
+				r.Value = data[keyEnd:len(data):len(data)]
+			}
+			select {
+			case out <- s:
+			case <-ctx.Done():
+				return
+			}
+			if s.err != nil {
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// produce writes messages 0..spec.Messages-1 and returns how many were
+// acknowledged.
+func (c *Client) produce(ctx context.Context, topic string, partitions int, spec corpus.Spec, progress func(done, total int64)) (int64, error) {
+	cl, err := c.newKgo(producerOpts(topic)...)
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+
+	var (
+		acked   atomic.Int64
+		errOnce sync.Once
+		failed  atomic.Bool
+		first   error
+	)
+	promise := func(_ *kgo.Record, err error) {
+		if err != nil {
+			errOnce.Do(func() { first = err; failed.Store(true) })
+			return
+		}
+		acked.Add(1)
+	}
+
+	genCtx, stopGen := context.WithCancel(ctx)
+	defer stopGen()
+	total := spec.Messages
+	step := max(total/100, 1) // report about every percent
+	nextReport := step
+	var sent int64
+produce:
+	for s := range makeSlabs(genCtx, topic, partitions, spec) {
+		if s.err != nil {
+			stopGen()
+			cl.Flush(ctx)
+			return acked.Load(), s.err
+		}
+		for k := range s.records {
+			cl.Produce(ctx, &s.records[k], promise)
+			if failed.Load() {
+				break produce
+			}
+		}
+		sent += int64(len(s.records))
+		if progress != nil && sent >= nextReport {
+			progress(acked.Load(), total)
+			nextReport = (sent/step + 1) * step
+		}
+	}
+	stopGen()
+	if err := cl.Flush(ctx); err != nil {
+		return acked.Load(), err
+	}
+	if failed.Load() {
+		return acked.Load(), first
+	}
+	if progress != nil {
+		progress(acked.Load(), total)
+	}
+	return acked.Load(), nil
+}

@@ -1,0 +1,350 @@
+package chstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"spatec.dev/spatec/exec/corpus"
+	"spatec.dev/spatec/exec/internal/testenv"
+)
+
+// testAddr is the ClickHouse the tests use; .ci/services starts one there.
+func testAddr() string {
+	if a := os.Getenv("SPATEC_TEST_CLICKHOUSE"); a != "" {
+		return a
+	}
+	return "127.0.0.1:9000"
+}
+
+// openTestStore opens a database of the test's own, dropped afterwards.
+func openTestStore(t testing.TB, opts ...Option) *Store {
+	t.Helper()
+	testenv.Require(t, "ClickHouse at "+testAddr(), func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s, err := Open(ctx, testAddr(), "default", "default", "")
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		return s.Exec(ctx, "SELECT 1")
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	db := fmt.Sprintf("spatec_test_chstore_%d_%d", os.Getpid(), time.Now().UnixNano()%1e6)
+	s, err := Open(ctx, testAddr(), db, "default", "", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := s.Exec(ctx, "DROP DATABASE IF EXISTS "+db); err != nil {
+			t.Errorf("dropping the test database: %v", err)
+		}
+		s.Close()
+	})
+	return s
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+var spec = corpus.Spec{Dataset: "v1", Messages: 500, EventsPerMessage: 2, MessageBytes: 300}
+
+// newTable creates the corpus table and returns its name.
+func newTable(t *testing.T, s *Store) string {
+	t.Helper()
+	if err := s.Exec(testCtx(t), DefaultDDL("events")); err != nil {
+		t.Fatal(err)
+	}
+	return "events"
+}
+
+func insertMessages(t testing.TB, s *Store, table string, first, n int64) {
+	t.Helper()
+	var r Rows
+	if err := r.AppendMessages(spec, first, n); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Insert(context.Background(), table, &r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpenCreatesTheDatabase(t *testing.T) {
+	s := openTestStore(t)
+	var n uint64
+	err := s.conn.QueryRow(testCtx(t), "SELECT count() FROM system.databases WHERE name = ?", s.Database()).Scan(&n)
+	if err != nil || n != 1 {
+		t.Fatalf("database %s: %d found (err %v), want 1", s.Database(), n, err)
+	}
+}
+
+func TestCountsSeeDistinctIDsAndDuplicates(t *testing.T) {
+	s := openTestStore(t)
+	table := newTable(t, s)
+	ctx := testCtx(t)
+	insertMessages(t, s, table, 0, spec.Messages)
+	insertMessages(t, s, table, 0, 50) // 100 duplicate rows
+	count, distinct, err := s.Counts(ctx, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if count != 1100 || distinct != 1000 {
+		t.Fatalf("counts are %d rows, %d distinct; want 1100 rows, 1000 distinct", count, distinct)
+	}
+	var sample corpus.Event
+	var ts time.Time
+	err = s.conn.QueryRow(ctx, "SELECT id, ts, user_id, kind, value, payload FROM "+table+" WHERE id = 777 LIMIT 1").
+		Scan(&sample.ID, &ts, &sample.UserID, &sample.Kind, &sample.Value, &sample.Payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample.TS = uint32(ts.Unix())
+	evs, _ := spec.AppendEvents(nil, 777/2)
+	if sample != evs[1] {
+		t.Fatalf("row 777 reads back as %+v, want %+v", sample, evs[1])
+	}
+	if err := s.Truncate(ctx, table); err != nil {
+		t.Fatal(err)
+	}
+	if count, distinct, err = s.Counts(ctx, table); err != nil || count != 0 || distinct != 0 {
+		t.Fatalf("after truncate: %d rows, %d distinct (err %v), want none", count, distinct, err)
+	}
+}
+
+func TestWaitDrainedEndsWhenDistinctReachesN(t *testing.T) {
+	s := openTestStore(t)
+	table := newTable(t, s)
+	ctx := testCtx(t)
+	var polls atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// Land the rows in steps, the last step repeating earlier
+		// messages as an at-least-once arm might.
+		for first := int64(0); first < spec.Messages; first += 100 {
+			insertMessages(t, s, table, first, 100)
+			time.Sleep(50 * time.Millisecond)
+		}
+		insertMessages(t, s, table, 0, 10)
+	}()
+	d, err := s.WaitDrained(ctx, table, uint64(spec.Rows()), 0, 20*time.Second, func(count, distinct uint64) {
+		polls.Add(1)
+		if distinct > count {
+			t.Errorf("progress reports %d distinct of %d rows", distinct, count)
+		}
+	})
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Distinct != uint64(spec.Rows()) || d.Count < d.Distinct || d.Duplicates != d.Count-d.Distinct {
+		t.Fatalf("drain %+v: want %d distinct and duplicates = count − distinct", d, spec.Rows())
+	}
+	if d.FirstRow <= 0 || d.FirstRow > d.Elapsed || d.Polls < 2 || polls.Load() != int64(d.Polls) {
+		t.Fatalf("drain %+v after %d progress calls: want a first row within the drain and one call per poll", d, polls.Load())
+	}
+	count, distinct, _ := s.Counts(ctx, table)
+	if count != uint64(spec.Rows())+20 || distinct != uint64(spec.Rows()) {
+		t.Fatalf("final counts %d rows, %d distinct; want %d rows, %d distinct", count, distinct, spec.Rows()+20, spec.Rows())
+	}
+}
+
+func TestWaitDrainedTimeoutReportsBothCounts(t *testing.T) {
+	s := openTestStore(t)
+	table := newTable(t, s)
+	insertMessages(t, s, table, 0, 250) // 500 rows
+	insertMessages(t, s, table, 0, 25)  // 50 duplicates
+	d, err := s.WaitDrained(testCtx(t), table, 1000, 50*time.Millisecond, 300*time.Millisecond, nil)
+	if !errors.Is(err, ErrDrainTimeout) {
+		t.Fatalf("incomplete drain: got %v, want ErrDrainTimeout", err)
+	}
+	if d.Count != 550 || d.Distinct != 500 || d.Duplicates != 50 || d.Want != 1000 {
+		t.Fatalf("incomplete drain %+v: want 550 rows, 500 distinct, 50 duplicates of 1000", d)
+	}
+	if !strings.Contains(err.Error(), "holds 500 of 1000 distinct ids (550 rows, 50 duplicates)") {
+		t.Fatalf("error %q does not give both counts", err)
+	}
+}
+
+func TestWaitDrainedInterruptedReportsBothCounts(t *testing.T) {
+	s := openTestStore(t)
+	table := newTable(t, s)
+	insertMessages(t, s, table, 0, 100)
+	ctx, cancel := context.WithCancel(testCtx(t))
+	d, err := s.WaitDrained(ctx, table, 1000, 0, time.Minute, func(uint64, uint64) { cancel() })
+	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrDrainTimeout) {
+		t.Fatalf("interrupted drain: got %v, want context.Canceled", err)
+	}
+	if d.Count != 200 || d.Distinct != 200 || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("interrupted drain %+v, %v: want 200 rows and 200 distinct measured at the end", d, err)
+	}
+}
+
+func TestWaitDrainedRefusesMoreRowsThanTheTopicHolds(t *testing.T) {
+	s := openTestStore(t)
+	table := newTable(t, s)
+	insertMessages(t, s, table, 0, 100)
+	_, err := s.WaitDrained(testCtx(t), table, 150, 0, 10*time.Second, nil)
+	if !errors.Is(err, ErrTooManyRows) || !strings.Contains(err.Error(), "holds 200 distinct ids, more than the 150") {
+		t.Fatalf("drain over a table with extra rows: got %v", err)
+	}
+}
+
+func TestWaitDrainedFailsWhenTheServerIsLost(t *testing.T) {
+	// A listener that accepts and drops every connection stands for a
+	// server that went away mid-run.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{ln.Addr().String()}, DialTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	lost := &Store{conn: conn, addr: ln.Addr().String(), database: "default", maxConns: 1}
+	d, err := lost.WaitDrained(testCtx(t), "events", 10, 0, 20*time.Second, nil)
+	if err == nil || errors.Is(err, ErrDrainTimeout) || !strings.Contains(err.Error(), "waiting for events to drain (0 of 10 distinct ids") {
+		t.Fatalf("drain over a lost server: got %v", err)
+	}
+	if d.Polls != maxPollFailures {
+		t.Fatalf("gave up after %d polls, want %d", d.Polls, maxPollFailures)
+	}
+}
+
+func TestWaitDrainedInsistsOnFiveHertz(t *testing.T) {
+	s := openTestStore(t)
+	_, err := s.WaitDrained(testCtx(t), "events", 10, time.Second, time.Minute, nil)
+	if err == nil || !strings.Contains(err.Error(), "poll period 1s is outside (0, 200ms]") {
+		t.Fatalf("slow polling: got %v", err)
+	}
+}
+
+func TestTableNamesAreIdentifiers(t *testing.T) {
+	s := openTestStore(t)
+	for _, bad := range []string{"events; DROP TABLE x", "a.b.c", "", "1abc"} {
+		if err := s.Truncate(testCtx(t), bad); err == nil || !strings.Contains(err.Error(), "is not an identifier") {
+			t.Errorf("table %q: got %v", bad, err)
+		}
+	}
+	if _, err := Open(testCtx(t), testAddr(), "bad-name", "default", ""); err == nil || !strings.Contains(err.Error(), "not a plain identifier") {
+		t.Errorf("database bad-name: got %v", err)
+	}
+}
+
+func TestWriteNativeMatchesTheServersNativeOutput(t *testing.T) {
+	s := openTestStore(t)
+	table := newTable(t, s)
+	testenv.Require(t, "clickhouse-client", func() error { _, err := exec.LookPath("clickhouse-client"); return err })
+	var r Rows
+	if err := r.AppendMessages(spec, 0, spec.Messages); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Insert(testCtx(t), table, &r); err != nil {
+		t.Fatal(err)
+	}
+	var mine bytes.Buffer
+	if err := WriteNative(&mine, &r); err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := clickhouseClient(s, nil, "SELECT "+corpus.Columns+" FROM "+table+" ORDER BY id FORMAT Native")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(mine.Bytes(), theirs) {
+		t.Fatalf("WriteNative wrote %d bytes that differ from the server's %d-byte Native output of the same rows", mine.Len(), len(theirs))
+	}
+}
+
+// clickhouseClient runs clickhouse-client against the store's server and
+// database with stdin as its input.
+func clickhouseClient(s *Store, stdin []byte, query string) ([]byte, error) {
+	host, port, err := net.SplitHostPort(s.addr)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("clickhouse-client", "--host", host, "--port", port, "--database", s.database, "--query", query)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse-client --query %q: %w: %s", query, err, stderr.String())
+	}
+	return out, nil
+}
+
+func TestIngestCeilingClimbsUntilItStops(t *testing.T) {
+	s := openTestStore(t, WithMaxConns(4))
+	table := newTable(t, s)
+	small := corpus.Spec{Dataset: "v1", Messages: 5000, EventsPerMessage: 2, MessageBytes: 300}
+	var reported int
+	sweep, err := s.IngestCeiling(testCtx(t), table, IngestOptions{
+		Spec: small, RowsPerLevel: 8000, BatchRows: 2000,
+		Progress: func(IngestLevel) { reported++ },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sweep.Levels) == 0 || reported != len(sweep.Levels) {
+		t.Fatalf("sweep %+v with %d reports: want at least one level, each reported", sweep, reported)
+	}
+	var best IngestLevel
+	for i, l := range sweep.Levels {
+		if l.Concurrency != 1<<i || l.Rows < 8000 || l.RowsPerSec <= 0 {
+			t.Fatalf("level %d is %+v: want concurrency %d, at least 8000 rows", i, l, 1<<i)
+		}
+		// Every level but the last climbed at least 5% over the best
+		// before it; the last either did not or hit the bound of 4.
+		climbed := l.RowsPerSec >= best.RowsPerSec*1.05
+		last := i == len(sweep.Levels)-1
+		if !last && !climbed {
+			t.Fatalf("sweep went on after level %+v gained less than 5%% over %+v", l, best)
+		}
+		if last && climbed && l.Concurrency != 4 {
+			t.Fatalf("sweep stopped after level %+v, which climbed over %+v", l, best)
+		}
+		if l.RowsPerSec > best.RowsPerSec {
+			best = l
+		}
+	}
+	if sweep.Best != best {
+		t.Fatalf("sweep best is %+v, want %+v", sweep.Best, best)
+	}
+	if count, _ := s.Count(testCtx(t), table); count != 0 {
+		t.Fatalf("sweep left %d rows in the table", count)
+	}
+	if _, err := s.IngestCeiling(testCtx(t), table, IngestOptions{Spec: small, MaxConcurrency: 8}); err == nil ||
+		!strings.Contains(err.Error(), "the store opens at most 4 (open it WithMaxConns(8))") {
+		t.Fatalf("sweep beyond the connection limit: got %v", err)
+	}
+}
