@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/schema"
+)
+
+// cli runs the command in-process, as main would, and returns its exit
+// code and output.
+func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestPlanShowsTheBudget(t *testing.T) {
+	code, out, errOut := cli(t, "plan", "--env", "bench-96c", "vector")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"envelope 32 CPUs / 96 GiB = min(32 partitions, 96 cores − 35 infra − 0 reserve)",
+		"3 + 32 + 32 leaves 29 of 96 cores for the driver, sampler and OS",
+		"vector             data-plane        32    96 GiB  96 GiB",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestPlanJSONIsAVersionedDocument(t *testing.T) {
+	code, out, errOut := cli(t, "plan", "--env", "retired-32c", "-o", "json", "kafka-connect")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc schema.Document
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.APIVersion != schema.APIVersion || doc.Check() != nil {
+		t.Fatalf("document %s / %v", doc.APIVersion, doc.Check())
+	}
+	if got := doc.Plan.Entrant.Containers["worker"].JVM.Heap; got != 8<<30 {
+		t.Errorf("kafka-connect heap on retired-32c = %d, want the 8 GiB floor", got)
+	}
+}
+
+func TestVetFindsNoProblemInTheTree(t *testing.T) {
+	code, out, errOut := cli(t, "vet")
+	if code != exitOK || !strings.Contains(out, "no problems") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+func TestUsageErrorsExit2(t *testing.T) {
+	for _, args := range [][]string{{}, {"nope"}, {"plan"}, {"plan", "--env", "local", "-o", "yaml"}, {"exec", "--reps", "0", "--env", "local", "reference"}} {
+		if code, _, _ := cli(t, args...); code != exitUsage {
+			t.Errorf("spatec %v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}
+
+// TestEditedPlanIsRefused checks that a reviewed plan whose content changed
+// after review is refused with exit 3, before anything touches the host.
+func TestEditedPlanIsRefused(t *testing.T) {
+	_, out, _ := cli(t, "plan", "--env", "local", "-o", "json", "reference")
+	edited := strings.Replace(out, `"cpus": 0.5`, `"cpus": 1.5`, 1)
+	if edited == out {
+		t.Fatal("fixture: no cpus field to edit")
+	}
+	path := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := cli(t, "exec", path)
+	if code != exitRefused || !strings.HasPrefix(errOut, "REFUSED: ") || !strings.Contains(errOut, "digest does not match its content") {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+}
+
+// TestExecLocalReference is the end-to-end run of issue 4: the real Docker
+// engine, the real ClickHouse, the embedded broker and the reference arm,
+// three repetitions, three ok records with every metric C7, C8 and C13
+// require.
+func TestExecLocalReference(t *testing.T) {
+	requireServices(t)
+	results := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	code := run(ctx, []string{"exec", "--env", "local", "reference", "--reps", "3", "--results", results}, &out, &errOut)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	t.Logf("\n%s", out.String())
+
+	path := record.PathFor(results, "local", "reference", time.Now())
+	recs := readRecords(t, path)
+	if len(recs) != 3 {
+		t.Fatalf("%s holds %d records, want 3", path, len(recs))
+	}
+	required := []string{
+		record.PeakAnonBytes, record.PeakShmemBytes, record.MemoryPeakBytes, // C7
+		record.DataPlanePeakAnonBytes, record.DataPlanePeakShmemBytes, record.DataPlaneMemoryPeakBytes,
+		record.CoresUsed, record.DataPlaneCoresUsed, record.ControlPlaneCoresUsed, // C8
+		record.ExpectedRows, record.DistinctRows, record.LandedRows, record.DuplicateRows, // C13
+		record.RowsPerS, record.WindowSeconds,
+	}
+	for i, rec := range recs {
+		if rec.Status != record.StatusOK || rec.Rep != i+1 || rec.Reps != 3 {
+			t.Errorf("record %d: status %s rep %d/%d, note %q", i, rec.Status, rec.Rep, rec.Reps, rec.Note)
+		}
+		for _, m := range required {
+			if _, ok := rec.Metrics[m]; !ok {
+				t.Errorf("record %d lacks metric %s", i, m)
+			}
+		}
+		if got, want := rec.Metrics[record.DistinctRows].Value, rec.Metrics[record.ExpectedRows].Value; got != want || want != 200_000 {
+			t.Errorf("record %d: %v distinct rows of %v, want 200000 of 200000", i, got, want)
+		}
+		if rec.Metrics[record.DataPlaneCoresUsed].Value <= 0 || rec.Metrics[record.PeakAnonBytes].Value <= 0 {
+			t.Errorf("record %d: nothing measured: %+v", i, rec.Metrics)
+		}
+		if len(rec.Run.Cgroups["consumer"]) == 0 || rec.SUT.Version != "0.1.0" {
+			t.Errorf("record %d: provenance incomplete: cgroups %v, version %q", i, rec.Run.Cgroups, rec.SUT.Version)
+		}
+	}
+	if code, vout, verr := cli(t, "validate", results); code != exitOK {
+		t.Errorf("validate: exit %d\n%s%s", code, vout, verr)
+	}
+	assertNothingLeft(t)
+}
+
+func readRecords(t *testing.T, path string) []record.Record {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var recs []record.Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r record.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+// assertNothingLeft checks that no container spatec started remains.
+func assertNothingLeft(t *testing.T) {
+	t.Helper()
+	e, err := engine.New(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	left, err := e.ListByLabel(context.Background(), "dev.spatec.entrant", "reference")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !left.Empty() {
+		t.Errorf("left behind: %+v", left)
+	}
+}
+
+// requireServices fails under CI=true, and skips elsewhere, when the Docker
+// engine or ClickHouse is not there.
+func requireServices(t *testing.T) {
+	t.Helper()
+	probe := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		e, err := engine.New(ctx)
+		if err != nil {
+			return err
+		}
+		return e.Close()
+	}
+	if err := probe(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the Docker engine is required under CI=true: %v", err)
+		}
+		t.Skipf("the Docker engine is not available (%v); start it with: bash .ci/services", err)
+	}
+	if _, err := os.Stat("/usr/bin/clickhouse-client"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("ClickHouse is required under CI=true: %v", err)
+		}
+		t.Skip("ClickHouse is not installed; run: bash .ci/services")
+	}
+}
