@@ -16,6 +16,8 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/cue/load"
+
+	"spatec.dev/spatec/schema"
 )
 
 // Tree is a loaded CUE tree: the schema and every environment and entrant
@@ -25,6 +27,8 @@ type Tree struct {
 	plan     cue.Value // schema's #Plan definition
 	envs     map[string]unit
 	entrants map[string]unit
+	// decoded caches each environment decoded into its Go form.
+	decoded map[string]*schema.Environment
 	// broken lists the problems of packages that did not build; they
 	// belong to no single plan.
 	broken []Problem
@@ -72,6 +76,7 @@ func Load(opts Options) (*Tree, error) {
 		ctx:      cuecontext.New(),
 		envs:     map[string]unit{},
 		entrants: map[string]unit{},
+		decoded:  map[string]*schema.Environment{},
 	}
 	if err := insts[0].Err; err != nil {
 		return nil, fmt.Errorf("loading the schema: %w", err)

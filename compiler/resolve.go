@@ -41,24 +41,48 @@ func (t *Tree) Resolve(envName, entrantName, variant string) (*schema.Plan, []Pr
 		FillPath(cue.ParsePath("variant"), variant)
 	pv := t.plan.Unify(in)
 
-	var problems []Problem
 	ctxName := entrantName + " on " + envName
-	// Structural problems first: they may also keep some checks from
-	// evaluating, and are reported whatever the checks say.
+	// The common case first: no contract problem, and a plan that decodes
+	// (decoding needs every value concrete and free of errors). Only a plan
+	// that fails either way pays for the full diagnosis below.
+	if problems := t.checks(pv, ctxName); len(problems) == 0 &&
+		pv.LookupPath(cue.ParsePath("checks")).Validate(cue.Concrete(true)) == nil {
+		if plan, err := t.decode(pv, envName, variant); err == nil {
+			return plan, nil
+		}
+	}
+
+	// Structural problems (an unknown field, a wrong type) are reported
+	// whatever the checks say: they may keep some checks from evaluating.
+	var problems []Problem
 	for _, part := range []string{"env", "entrant", "budget"} {
 		if err := pv.LookupPath(cue.ParsePath(part)).Validate(cue.Concrete(true)); err != nil {
 			problems = append(problems, fromError(err, "", ctxName, locator(pv))...)
 		}
 	}
 	problems = append(problems, t.checks(pv, ctxName)...)
-	problems = dedupe(problems)
-	if len(problems) > 0 {
-		return nil, problems
+	if len(problems) == 0 {
+		// Nothing found, yet it did not decode: report why.
+		_, err := t.decode(pv, envName, variant)
+		problems = fromError(err, "", ctxName, locator(pv))
 	}
+	return nil, dedupe(problems)
+}
 
-	var plan schema.Plan
-	if err := pv.Decode(&plan); err != nil {
-		return nil, fromError(err, "", ctxName, locator(pv))
+// decode turns a resolved plan value into its Go form. The environment is
+// the same in every plan of it, so it is decoded once.
+func (t *Tree) decode(pv cue.Value, envName, variant string) (*schema.Plan, error) {
+	plan := schema.Plan{Variant: variant}
+	env, err := t.decodedEnv(envName)
+	if err != nil {
+		return nil, err
+	}
+	plan.Env = *env
+	if err := pv.LookupPath(cue.ParsePath("entrant")).Decode(&plan.Entrant); err != nil {
+		return nil, err
+	}
+	if err := pv.LookupPath(cue.ParsePath("budget")).Decode(&plan.Budget); err != nil {
+		return nil, err
 	}
 	return &plan, nil
 }
@@ -137,4 +161,17 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// decodedEnv decodes an environment once and keeps it for every plan of it.
+func (t *Tree) decodedEnv(name string) (*schema.Environment, error) {
+	if e, ok := t.decoded[name]; ok {
+		return e, nil
+	}
+	var e schema.Environment
+	if err := t.envs[name].value.Decode(&e); err != nil {
+		return nil, err
+	}
+	t.decoded[name] = &e
+	return &e, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -115,4 +116,43 @@ func BenchmarkSamplerOverhead(b *testing.B) {
 	}
 	b.ReportMetric(frac*100, "%core")
 	b.ReportMetric(float64(*overheadFor/time.Second), "s")
+}
+
+// BenchmarkWindowResolution runs the real sampler with the system clock at
+// 100 ms and at 1 s over the same 4 fixture containers and reports the median
+// gap between two readings of each: a window's start and end are known to
+// within that gap. The target is 100 ms or less, ten times finer than a 1 s
+// sampler.
+func BenchmarkWindowResolution(b *testing.B) {
+	targets := v1Fixture(b)
+	gap := func(period, window time.Duration) time.Duration {
+		var last time.Time
+		var gaps []time.Duration
+		s, err := New(targets, WithPeriod(period), WithObserver(func(r Reading) {
+			if !last.IsZero() {
+				gaps = append(gaps, r.At.Sub(last))
+			}
+			last = r.At
+		}))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), window)
+		defer cancel()
+		if _, err := s.Run(ctx); err != nil {
+			b.Fatal(err)
+		}
+		// The median, because the closing reading comes when the window
+		// ends, not on a tick.
+		slices.Sort(gaps)
+		return gaps[len(gaps)/2]
+	}
+	var fine, coarse time.Duration
+	for b.Loop() {
+		fine = gap(100*time.Millisecond, 3050*time.Millisecond)
+		coarse = gap(time.Second, 3050*time.Millisecond)
+	}
+	b.ReportMetric(float64(fine.Microseconds())/1000, "ms-gap@100ms")
+	b.ReportMetric(float64(coarse.Microseconds())/1000, "ms-gap@1s")
+	b.ReportMetric(float64(coarse)/float64(fine), "1s/100ms")
 }
