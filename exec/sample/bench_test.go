@@ -45,9 +45,14 @@ func v2Fixture(tb testing.TB) []Target {
 	return fourGroups(tb, cgroup.FS{Root: filepath.Join(dir, "sys/fs/cgroup"), Proc: filepath.Join(dir, "proc")}, 4242)
 }
 
+// v1Fixture works on a copy: the sampler resets peaks, which writes to the
+// tree.
 func v1Fixture(tb testing.TB) []Target {
 	tb.Helper()
-	dir := filepath.Join("..", "cgroup", "testdata", "v1")
+	dir := tb.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "cgroup", "testdata", "v1"))); err != nil {
+		tb.Fatal(err)
+	}
 	return fourGroups(tb, cgroup.FS{Root: filepath.Join(dir, "sys/fs/cgroup"), Proc: filepath.Join(dir, "proc")}, 4243)
 }
 
