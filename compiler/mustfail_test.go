@@ -78,7 +78,7 @@ var mustFails = []mustFail{
 		env: "bench-96c", entrant: "flink", rule: "C5",
 		message: "flink: container jm has memorySwap 4 GiB but memory 2 GiB; swap is disabled"},
 	{name: "C5 infra swap", file: benchFile,
-		old: "memory:   32 * GiB", new: "memory:   32 * GiB, memorySwap: 64 * GiB",
+		old: "memory: 32 * GiB", new: "memory: 32 * GiB, memorySwap: 64 * GiB",
 		env: "bench-96c", entrant: "vector", rule: "C5",
 		message: "bench-96c: clickhouse has memorySwap 64 GiB but memory 32 GiB"},
 	// C9: JVM heap bounds.
@@ -110,7 +110,7 @@ var mustFails = []mustFail{
 				ref:    "clickhouse/clickhouse-server:24.8"
 				digest: "sha256:1ffa82edee000a42c09313bd9f1293d94c570aee74babc1b3ca9983a35fa597b"
 			}
-			cpus:     32`, new: `cpus:     32`,
+			cpus:   32`, new: `cpus:   32`,
 		env: "bench-96c", entrant: "vector", rule: "C11",
 		message: "bench-96c: clickhouse runs as a container but declares no image", line: `name: "spatec-clickhouse"`, anyPosInFiles: true},
 	{name: "C11 embedded broker in an authoritative environment", file: retFile,

@@ -144,11 +144,8 @@ func (s *Session) startInfra(ctx context.Context, key string, svc schema.Service
 			return "host"
 		}(),
 	}
-	if port, err := portOf(svc.HostAddr); err == nil && s.network != "" {
-		spec.Publish = map[string]string{strconv.Itoa(port) + "/tcp": strconv.Itoa(port)}
-	}
-	if svc.SchemaRegistry != nil && s.network != "" {
-		spec.Publish[strconv.Itoa(svc.SchemaRegistry.Port)+"/tcp"] = strconv.Itoa(svc.SchemaRegistry.HostPort)
+	if s.network != "" {
+		spec.Publish = svc.Publish
 	}
 	created, err := r.Engine.Create(ctx, spec)
 	if err != nil {

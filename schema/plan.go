@@ -68,17 +68,18 @@ func (i Infra) Services() []Service { return []Service{i.Broker, i.ClickHouse} }
 
 // Service is one piece of infrastructure.
 type Service struct {
-	Run            string          `json:"run"`
-	Name           string          `json:"name"`
-	Image          *Image          `json:"image,omitempty"`
-	CPUs           float64         `json:"cpus"`
-	Cpuset         string          `json:"cpuset,omitempty"`
-	Memory         int64           `json:"memory"`
-	MemorySwap     int64           `json:"memorySwap"`
-	Args           []string        `json:"args"`
-	Addr           string          `json:"addr"`
-	HostAddr       string          `json:"hostAddr"`
-	SchemaRegistry *SchemaRegistry `json:"schemaRegistry,omitempty"`
+	Run            string            `json:"run"`
+	Name           string            `json:"name"`
+	Image          *Image            `json:"image,omitempty"`
+	CPUs           float64           `json:"cpus"`
+	Cpuset         string            `json:"cpuset,omitempty"`
+	Memory         int64             `json:"memory"`
+	MemorySwap     int64             `json:"memorySwap"`
+	Args           []string          `json:"args"`
+	Publish        map[string]string `json:"publish"`
+	Addr           string            `json:"addr"`
+	HostAddr       string            `json:"hostAddr"`
+	SchemaRegistry *SchemaRegistry   `json:"schemaRegistry,omitempty"`
 }
 
 // Image is a pinned image reference.
