@@ -368,6 +368,10 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	d, err := store.WaitDrained(drainCtx, table, want, 100*time.Millisecond,
 		time.Duration(wl.DrainTimeout)*time.Second,
 		func(count, distinct uint64) { r.Progress.Set(int64(max(count, distinct))) })
+	// What ended the drain is read before the arm is stopped below: its
+	// containers exiting on that stop would otherwise read as a crash.
+	cause := context.Cause(drainCtx)
+	stopDrain(nil)
 	stopWindow()
 	run.summary = <-summaries
 	res := drainResult{drain: d, want: want}
@@ -387,8 +391,8 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	case err == nil:
 		r.Progress.End()
 		return res, nil
-	case context.Cause(drainCtx) != nil && ctx.Err() == nil:
-		err = context.Cause(drainCtx)
+	case cause != nil && ctx.Err() == nil:
+		err = cause
 	case ctx.Err() != nil:
 		run.rec.Flags = append(run.rec.Flags, record.FlagInterrupted)
 		err = &Failure{fmt.Sprintf("interrupted during the drain: %v", context.Cause(ctx))}

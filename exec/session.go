@@ -183,6 +183,14 @@ func (s *Session) verify(ctx context.Context, name string, created engine.Create
 		return nil, nil, &Failure{fmt.Sprintf("container %s exited before its caps could be verified (exit code %d); its log ends:\n%s", name, c.ExitCode, logs)}
 	}
 	rb, mismatches, err := r.Cgroups.VerifyContainer(c.Pid, created.ID, want)
+	if err != nil || len(mismatches) > 0 {
+		// A process that exits while its caps are read has left its cgroup
+		// (its /proc entry then names the root group): report the exit,
+		// not the caps of a group that is not the container's.
+		if f := s.exitedDuringVerify(ctx, name, created.ID); f != nil {
+			return nil, nil, f
+		}
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the caps of %s back: %w", name, err)
 	}
@@ -201,6 +209,19 @@ func (s *Session) verify(ctx context.Context, name string, created engine.Create
 		return nil, nil, fmt.Errorf("locating the cgroup of %s: %w", name, err)
 	}
 	return rb.Raw, group, nil
+}
+
+// exitedDuringVerify gives the engine a moment to report a container
+// stopped, and describes its exit; nil when it is still running.
+func (s *Session) exitedDuringVerify(ctx context.Context, name, id string) error {
+	wctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	code, err := s.runner.Engine.Wait(wctx, id)
+	if err != nil {
+		return nil
+	}
+	logs, _ := s.runner.Engine.Logs(ctx, id, 20)
+	return &Failure{fmt.Sprintf("container %s exited before its caps could be verified (exit code %d); its log ends:\n%s", name, code, logs)}
 }
 
 // checkHost refuses a plan this host cannot hold: more CPUs than it has, or
