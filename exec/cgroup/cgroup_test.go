@@ -595,3 +595,32 @@ func TestParseCPUList(t *testing.T) {
 		}
 	}
 }
+
+// TestLocateRefusesTheRootGroupForAContainer: a container's process that has
+// left its group (exiting) is listed in the root cgroup; its limits are
+// the host's, so Locate must not return it, and falls back to the Docker
+// layout for the container's id.
+func TestLocateRefusesTheRootGroupForAContainer(t *testing.T) {
+	fsys := copyFixture(t, "v1")
+	const id = "3f6c2a9e8b1d4c7f9a0e5b2d6c8f1a3e7b9d0c2f4a6e8b1d3c5f7a9e0b2d4c6f"
+	dir := filepath.Join(fsys.Proc, "5000")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root := "9:memory:/\n2:cpu,cpuacct:/\n8:cpuset:/\n"
+	if err := os.WriteFile(filepath.Join(dir, "cgroup"), []byte(root), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := fsys.Locate(5000, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if want := filepath.Join(fsys.Root, "memory", "docker", id); g.Dir("memory") != want {
+		t.Fatalf("located %s, want the container's %s", g.Dir("memory"), want)
+	}
+	// Without a container id the root group is what the pid names.
+	if g, err := fsys.Locate(5000, ""); err != nil || !g.inRoot() {
+		t.Fatalf("pid alone: %v, %v", g, err)
+	}
+}

@@ -65,6 +65,16 @@ func cleanGroupPath(p string) string {
 	return filepath.Clean("/" + p)
 }
 
+// inRoot reports whether any of the group's paths is a hierarchy's root.
+func (g *Group) inRoot() bool {
+	for _, p := range g.paths {
+		if p == "/" {
+			return true
+		}
+	}
+	return false
+}
+
 // Mode is the layout of the host the group was found on.
 func (g *Group) Mode() Mode { return g.mode }
 

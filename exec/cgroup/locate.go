@@ -38,6 +38,11 @@ func (f FS) Locate(pid int, containerID string) (*Group, error) {
 	var tried []string
 	if pid > 0 {
 		g, err := f.locateByPID(mode, pid)
+		if err == nil && containerID != "" && g.inRoot() {
+			// A container's process in the root group has left its own
+			// group, exiting: the root's limits are not the container's.
+			err = fmt.Errorf("process %d is in the root cgroup, not in a container's (has it exited?)", pid)
+		}
 		if err == nil {
 			return g, nil
 		}
