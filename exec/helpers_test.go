@@ -19,8 +19,8 @@ import (
 	"spatec.dev/spatec/exec/cgroup"
 	"spatec.dev/spatec/exec/chstore"
 	"spatec.dev/spatec/exec/engine"
-	"spatec.dev/spatec/exec/internal/testenv"
 	"spatec.dev/spatec/exec/progress"
+	"spatec.dev/spatec/internal/testenv"
 	"spatec.dev/spatec/schema"
 )
 

@@ -20,6 +20,7 @@ import (
 	"spatec.dev/spatec/exec/broker"
 	"spatec.dev/spatec/exec/chstore"
 	"spatec.dev/spatec/exec/corpus"
+	"spatec.dev/spatec/internal/testenv"
 )
 
 // TestMain lets the test binary stand in for the command: with
@@ -92,7 +93,7 @@ func clickhouseAddr() string {
 // broker and the real ClickHouse: every row lands, offsets are committed,
 // and a restarted arm resumes after them instead of starting over.
 func TestDrainsThePrefilledTopic(t *testing.T) {
-	require(t, "ClickHouse at "+clickhouseAddr(), func() error {
+	testenv.Require(t, "ClickHouse at "+clickhouseAddr(), func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		s, err := chstore.Open(ctx, clickhouseAddr(), "default", "default", "")
@@ -145,7 +146,7 @@ func TestDrainsThePrefilledTopic(t *testing.T) {
 // "events"; it returns an arm configuration pointing at both.
 func setup(t testing.TB, ctx context.Context, spec corpus.Spec, partitions int) (*broker.Embedded, *chstore.Store, config) {
 	t.Helper()
-	require(t, "ClickHouse at "+clickhouseAddr(), func() error {
+	testenv.Require(t, "ClickHouse at "+clickhouseAddr(), func() error {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		s, err := chstore.Open(ctx, clickhouseAddr(), "default", "default", "")
@@ -314,22 +315,6 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
-}
-
-// require fails (under CI=true, where .ci/services starts every component)
-// or skips the test when probe reports the component missing, as
-// exec/internal/testenv does for the packages under exec/, which this
-// command cannot import.
-func require(t testing.TB, what string, probe func() error) {
-	t.Helper()
-	err := probe()
-	if err == nil {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is required under CI=true and is not available: %v", what, err)
-	}
-	t.Skipf("%s not available (%v); start it with: bash .ci/services", what, err)
 }
 
 // BenchmarkDrain measures the arm end to end on this machine: the time

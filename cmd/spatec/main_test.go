@@ -13,6 +13,7 @@ import (
 
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/internal/testenv"
 	"spatec.dev/spatec/schema"
 )
 
@@ -185,7 +186,7 @@ func assertNothingLeft(t *testing.T) {
 // engine or ClickHouse is not there.
 func requireServices(t *testing.T) {
 	t.Helper()
-	probe := func() error {
+	testenv.Require(t, "docker engine", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		e, err := engine.New(ctx)
@@ -193,17 +194,9 @@ func requireServices(t *testing.T) {
 			return err
 		}
 		return e.Close()
-	}
-	if err := probe(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the Docker engine is required under CI=true: %v", err)
-		}
-		t.Skipf("the Docker engine is not available (%v); start it with: bash .ci/services", err)
-	}
-	if _, err := os.Stat("/usr/bin/clickhouse-client"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("ClickHouse is required under CI=true: %v", err)
-		}
-		t.Skip("ClickHouse is not installed; run: bash .ci/services")
-	}
+	})
+	testenv.Require(t, "clickhouse", func() error {
+		_, err := os.Stat("/usr/bin/clickhouse-client")
+		return err
+	})
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"spatec.dev/spatec/exec/corpus"
-	"spatec.dev/spatec/exec/internal/testenv"
+	"spatec.dev/spatec/internal/testenv"
 )
 
 // testAddr is the ClickHouse the tests use; .ci/services starts one there.

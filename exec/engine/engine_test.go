@@ -17,7 +17,7 @@ import (
 
 	"spatec.dev/spatec/exec/burn/burntest"
 	"spatec.dev/spatec/exec/engine"
-	"spatec.dev/spatec/exec/internal/testenv"
+	"spatec.dev/spatec/internal/testenv"
 )
 
 const (

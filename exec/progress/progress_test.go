@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-	"spatec.dev/spatec/exec/internal/testenv"
+	"spatec.dev/spatec/internal/testenv"
 )
 
 type clock struct{ t time.Time }

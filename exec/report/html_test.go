@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"spatec.dev/spatec/exec/internal/testenv"
 	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/internal/testenv"
 )
 
 const chromiumPath = "/usr/bin/chromium"

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"testing"
 
-	"spatec.dev/spatec/exec/internal/testenv"
+	"spatec.dev/spatec/internal/testenv"
 )
 
 // Root is where the host's v1 hierarchies are mounted.
