@@ -292,3 +292,24 @@ func TestRefusesMissingImage(t *testing.T) {
 		t.Errorf("record status %s; want refused", res.Record.Status)
 	}
 }
+
+// TestRefusesAVersionOtherThanThePin: the version read inside the image
+// must be the one the entrant pins (C16).
+func TestRefusesAVersionOtherThanThePin(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t)
+	plan := burnPlan(holdEnv(), entrantName("pin"), 0.5, 256*mib, "-hold", "5s")
+	plan.Entrant.Version.Pin = "9.9.9"
+	res, _, err := holdRun(t, e, plan, 3*time.Second)
+	var ref *Refusal
+	if !errors.As(err, &ref) {
+		t.Fatalf("Run returned %s; want a *Refusal", describe(err))
+	}
+	want := fmt.Sprintf("C16: %s: image %s runs version %s; the entrant pins 9.9.9", plan.Entrant.Name, burntest.Tag, burntest.Version)
+	if !strings.HasPrefix(ref.Reason, want) {
+		t.Errorf("refusal %q, want it to start %q", ref.Reason, want)
+	}
+	if res.Record.Status != record.StatusRefused || res.Record.SUT.Version != burntest.Version || res.Record.SUT.VersionPinned != "9.9.9" {
+		t.Errorf("record: status %s, version %q pinned %q", res.Record.Status, res.Record.SUT.Version, res.Record.SUT.VersionPinned)
+	}
+}

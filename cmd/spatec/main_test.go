@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -199,4 +201,47 @@ func requireServices(t *testing.T) {
 		_, err := os.Stat("/usr/bin/clickhouse-client")
 		return err
 	})
+}
+
+// TestInterruptTearsDown sends SIGINT to a real spatec process in the middle
+// of a drain: the run is recorded as failed and interrupted, and nothing it
+// started is left running.
+func TestInterruptTearsDown(t *testing.T) {
+	requireServices(t)
+	bin := filepath.Join(t.TempDir(), "spatec")
+	if out, err := osexec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building spatec: %v\n%s", err, out)
+	}
+	results := t.TempDir()
+	cmd := osexec.Command(bin, "exec", "--env", "local", "reference", "--results", results)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var seen []string
+	for sc.Scan() {
+		seen = append(seen, sc.Text())
+		if strings.Contains(sc.Text(), "phase=drain state=start") {
+			if err := cmd.Process.Signal(os.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	for sc.Scan() {
+		seen = append(seen, sc.Text())
+	}
+	err = cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitProblems {
+		t.Fatalf("exit %d (%v), want %d; stderr:\n%s", code, err, exitProblems, strings.Join(seen, "\n"))
+	}
+	recs := readRecords(t, record.PathFor(results, "local", "reference", time.Now()))
+	if len(recs) != 1 || recs[0].Status != record.StatusFailed || !slices.Contains(recs[0].Flags, record.FlagInterrupted) {
+		t.Fatalf("records: %+v", recs)
+	}
+	assertNothingLeft(t)
 }

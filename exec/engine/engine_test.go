@@ -180,6 +180,20 @@ func TestStopEndsBurnPromptly(t *testing.T) {
 	if err := e.Start(ctx, created.ID); err != nil {
 		t.Fatal(err)
 	}
+	// Stop only once burn says it is ready: a signal that arrives before
+	// its handler is installed would test the Go runtime, not burn.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		logs, err := e.Logs(ctx, created.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(logs, "burn ready") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("burn never said it was ready; its log:\n%s", logs)
+		}
+	}
 	// burn runs as PID 1, which ignores SIGTERM unless it handles it; exit
 	// code 0 (not 137) shows it handled it rather than being killed after
 	// the grace period.
