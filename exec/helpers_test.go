@@ -34,43 +34,15 @@ const (
 	testPartitions   = 4
 )
 
-// clickhouseAddr is the ClickHouse the tests use; .ci/services starts one
-// there.
-func clickhouseAddr() string {
-	if a := os.Getenv("SPATEC_TEST_CLICKHOUSE"); a != "" {
-		return a
-	}
-	return "127.0.0.1:9000"
-}
-
 // newEngine connects to the local Docker engine, or fails (CI) or skips.
-func newEngine(t testing.TB) *engine.Engine {
-	t.Helper()
-	var e *engine.Engine
-	testenv.Require(t, "docker engine", func() error {
-		var err error
-		e, err = engine.New(context.Background())
-		return err
-	})
-	t.Cleanup(func() { e.Close() })
-	return e
-}
+func newEngine(t testing.TB) *engine.Engine { return testenv.Docker(t) }
+
+// clickhouseAddr is the ClickHouse the tests use.
+func clickhouseAddr() string { return testenv.ClickHouseAddr() }
 
 // requireClickHouse fails (CI) or skips the test when ClickHouse does not
-// answer at clickhouseAddr.
-func requireClickHouse(t testing.TB) {
-	t.Helper()
-	testenv.Require(t, "ClickHouse at "+clickhouseAddr(), func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s, err := chstore.Open(ctx, clickhouseAddr(), "default", "default", "")
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		return s.Exec(ctx, "SELECT 1")
-	})
-}
+// answer.
+func requireClickHouse(t testing.TB) { testenv.RequireClickHouse(t) }
 
 // testDatabase names a ClickHouse database of the test's own and drops it
 // when the test ends; the session creates it.

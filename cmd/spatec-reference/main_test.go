@@ -82,27 +82,13 @@ func TestBadConfigurationListsEveryProblem(t *testing.T) {
 	}
 }
 
-func clickhouseAddr() string {
-	if a := os.Getenv("SPATEC_TEST_CLICKHOUSE"); a != "" {
-		return a
-	}
-	return "127.0.0.1:9000"
-}
+func clickhouseAddr() string { return testenv.ClickHouseAddr() }
 
 // TestDrainsThePrefilledTopic runs the arm in-process against the embedded
 // broker and the real ClickHouse: every row lands, offsets are committed,
 // and a restarted arm resumes after them instead of starting over.
 func TestDrainsThePrefilledTopic(t *testing.T) {
-	testenv.Require(t, "ClickHouse at "+clickhouseAddr(), func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s, err := chstore.Open(ctx, clickhouseAddr(), "default", "default", "")
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		return s.Exec(ctx, "SELECT 1")
-	})
+	testenv.RequireClickHouse(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	const partitions = 4
@@ -146,16 +132,7 @@ func TestDrainsThePrefilledTopic(t *testing.T) {
 // "events"; it returns an arm configuration pointing at both.
 func setup(t testing.TB, ctx context.Context, spec corpus.Spec, partitions int) (*broker.Embedded, *chstore.Store, config) {
 	t.Helper()
-	testenv.Require(t, "ClickHouse at "+clickhouseAddr(), func() error {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		s, err := chstore.Open(ctx, clickhouseAddr(), "default", "default", "")
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		return s.Exec(ctx, "SELECT 1")
-	})
+	testenv.RequireClickHouse(t)
 	emb, err := broker.StartEmbedded(ctx, partitions)
 	if err != nil {
 		t.Fatal(err)

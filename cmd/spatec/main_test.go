@@ -188,19 +188,8 @@ func assertNothingLeft(t *testing.T) {
 // engine or ClickHouse is not there.
 func requireServices(t *testing.T) {
 	t.Helper()
-	testenv.Require(t, "docker engine", func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		e, err := engine.New(ctx)
-		if err != nil {
-			return err
-		}
-		return e.Close()
-	})
-	testenv.Require(t, "clickhouse", func() error {
-		_, err := os.Stat("/usr/bin/clickhouse-client")
-		return err
-	})
+	testenv.Docker(t)
+	testenv.RequireClickHouse(t)
 }
 
 // TestInterruptTearsDown sends SIGINT to a real spatec process in the middle

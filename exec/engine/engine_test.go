@@ -28,17 +28,7 @@ const (
 )
 
 // newEngine connects to the local engine, or fails (CI) or skips the test.
-func newEngine(t testing.TB) *engine.Engine {
-	t.Helper()
-	var e *engine.Engine
-	testenv.Require(t, "docker engine", func() error {
-		var err error
-		e, err = engine.New(context.Background())
-		return err
-	})
-	t.Cleanup(func() { e.Close() })
-	return e
-}
+func newEngine(t testing.TB) *engine.Engine { return testenv.Docker(t) }
 
 // scope returns a label value unique to this test and registers the
 // teardown of everything labelled with it.
