@@ -20,7 +20,7 @@ func BenchmarkAllPlans(b *testing.B) {
 				}
 				variants, _ := tr.Variants(ent)
 				for _, v := range variants {
-					if _, ps := tr.Resolve(env, ent, v); len(ps) > 0 {
+					if ps := tr.Check(env, ent, v); len(ps) > 0 {
 						b.Fatal(ps)
 					}
 				}

@@ -7,11 +7,14 @@
 package compiler
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
+	"testing/fstest"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
@@ -29,6 +32,9 @@ type Tree struct {
 	entrants map[string]unit
 	// decoded caches each environment decoded into its Go form.
 	decoded map[string]*schema.Environment
+	// plans holds every supported plan, by environment, entrant and
+	// variant, when the tree was built as one package.
+	plans cue.Value
 	// broken lists the problems of packages that did not build; they
 	// belong to no single plan.
 	broken []Problem
@@ -52,6 +58,13 @@ type Options struct {
 
 // Load reads and builds the tree. It fails only when the schema itself does
 // not build; a broken environment or entrant is reported by Problems.
+//
+// The tree is first built as one generated package that imports every
+// environment and entrant and resolves each supported pair into a plan, as
+// matrix.cue does for `cue vet`: one evaluation, sharing every import. When
+// that package does not build (a syntax error in one file), every package is
+// loaded on its own instead, so that one broken file blocks only its own
+// plans.
 func Load(opts Options) (*Tree, error) {
 	envDirs, err := packageDirs(opts.FS, "envs")
 	if err != nil {
@@ -61,36 +74,144 @@ func Load(opts Options) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"./schema"}
-	for _, d := range append(append([]string{}, envDirs...), entDirs...) {
-		args = append(args, "./"+d)
-	}
-	cfg := &load.Config{
-		FS:         opts.FS,
-		Dir:        "/",
-		ModuleRoot: "/",
-		FromFSPath: func(p string) string { return opts.Display + strings.TrimPrefix(p, "/") },
-	}
-	insts := load.Instances(args, cfg)
 	t := &Tree{
 		ctx:      cuecontext.New(),
 		envs:     map[string]unit{},
 		entrants: map[string]unit{},
 		decoded:  map[string]*schema.Environment{},
 	}
+	if t.loadTogether(opts, envDirs, entDirs) == nil {
+		return t, nil
+	}
+	t.envs, t.entrants, t.broken, t.plans = map[string]unit{}, map[string]unit{}, nil, cue.Value{}
+	return t, t.loadApart(opts, envDirs, entDirs)
+}
+
+func (t *Tree) config(opts Options, fsys fs.FS) *load.Config {
+	return &load.Config{
+		FS:         fsys,
+		Dir:        "/",
+		ModuleRoot: "/",
+		FromFSPath: func(p string) string { return opts.Display + strings.TrimPrefix(p, "/") },
+	}
+}
+
+// plansDir is where the generated package lives, beside the real ones.
+const plansDir = "spatecplans"
+
+// loadTogether builds the whole tree as one generated package.
+func (t *Tree) loadTogether(opts Options, envDirs, entDirs []string) error {
+	fsys := fstest.MapFS{}
+	for _, pat := range []string{"cue.mod/module.cue", "schema/*.cue", "envs/*/*.cue", "entrants/*/*.cue"} {
+		files, err := fs.Glob(opts.FS, pat)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			b, err := fs.ReadFile(opts.FS, f)
+			if err != nil {
+				return err
+			}
+			fsys[f] = &fstest.MapFile{Data: b}
+		}
+	}
+	src, err := plansSource(fsys, envDirs, entDirs)
+	if err != nil {
+		return err
+	}
+	fsys[plansDir+"/plans.cue"] = &fstest.MapFile{Data: []byte(src)}
+	inst := load.Instances([]string{"./" + plansDir}, t.config(opts, fsys))[0]
+	if inst.Err != nil {
+		return inst.Err
+	}
+	v := t.ctx.BuildInstance(inst)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	t.plan = v.LookupPath(cue.MakePath(cue.Def("Plan")))
+	for _, set := range []struct {
+		field string
+		dirs  []string
+	}{{"env", envDirs}, {"entrant", entDirs}} {
+		for i, dir := range set.dirs {
+			if err := t.add(opts, dir, set.field, v.LookupPath(cue.MakePath(cue.Str(set.field), cue.Str(fmt.Sprint(i))))); err != nil {
+				return err
+			}
+		}
+	}
+	t.plans = v.LookupPath(cue.ParsePath("plans"))
+	if err := t.plans.Err(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// plansSource generates the package that resolves every supported pair.
+func plansSource(fsys fs.FS, envDirs, entDirs []string) (string, error) {
+	var b strings.Builder
+	b.WriteString("package " + plansDir + "\n\nimport (\n\t\"list\"\n\t\"spatec.dev/spatec/schema\"\n")
+	var envs, ents strings.Builder
+	for i, dir := range append(append([]string{}, envDirs...), entDirs...) {
+		pkg, err := packageName(fsys, dir)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "\tp%d \"spatec.dev/spatec/%s:%s\"\n", i, dir, pkg)
+		if i < len(envDirs) {
+			fmt.Fprintf(&envs, "\t\"%d\": p%d.env\n", i, i)
+		} else {
+			fmt.Fprintf(&ents, "\t\"%d\": p%d.entrant\n", i-len(envDirs), i)
+		}
+	}
+	b.WriteString(")\n\n#Plan: schema.#Plan\n\nenv: {\n" + envs.String() + "}\n\nentrant: {\n" + ents.String() + "}\n\n")
+	b.WriteString(`plans: {
+	for _, e in env for _, a in entrant if list.Contains(a.supports, e.name) for vn, _ in a.variants {
+		(e.name): (a.name): (vn): schema.#Plan & {"env": e, "entrant": a, "variant": vn}
+	}
+}
+`)
+	return b.String(), nil
+}
+
+var packageClause = regexp.MustCompile(`(?m)^package\s+([A-Za-z_][A-Za-z0-9_]*)`)
+
+// packageName reads the package clause of a directory's files.
+func packageName(fsys fs.FS, dir string) (string, error) {
+	files, err := fs.Glob(fsys, dir+"/*.cue")
+	if err != nil || len(files) == 0 {
+		return "", fmt.Errorf("%s holds no .cue file", dir)
+	}
+	b, err := fs.ReadFile(fsys, files[0])
+	if err != nil {
+		return "", err
+	}
+	m := packageClause.FindSubmatch(b)
+	if m == nil {
+		return "", fmt.Errorf("%s has no package clause", files[0])
+	}
+	return string(m[1]), nil
+}
+
+// loadApart loads and builds every package on its own.
+func (t *Tree) loadApart(opts Options, envDirs, entDirs []string) error {
+	args := []string{"./schema"}
+	for _, d := range append(append([]string{}, envDirs...), entDirs...) {
+		args = append(args, "./"+d)
+	}
+	insts := load.Instances(args, t.config(opts, opts.FS))
 	if err := insts[0].Err; err != nil {
-		return nil, fmt.Errorf("loading the schema: %w", err)
+		return fmt.Errorf("loading the schema: %w", err)
 	}
 	sv := t.ctx.BuildInstance(insts[0])
 	if err := sv.Err(); err != nil {
-		return nil, fmt.Errorf("building the schema: %w", err)
+		return fmt.Errorf("building the schema: %w", err)
 	}
 	t.plan = sv.LookupPath(cue.MakePath(cue.Def("Plan")))
 	for i, inst := range insts[1:] {
 		dir := args[i+1][2:]
-		field, into := "entrant", t.entrants
+		field := "entrant"
 		if strings.HasPrefix(dir, "envs/") {
-			field, into = "env", t.envs
+			field = "env"
 		}
 		if inst.Err != nil {
 			t.broken = append(t.broken, fromError(inst.Err, "C15", dir, nil)...)
@@ -99,26 +220,35 @@ func Load(opts Options) (*Tree, error) {
 		// An evaluation error inside the package (an unknown field, a wrong
 		// type) is reported by Resolve with every other problem of each
 		// plan; only a package whose name cannot be read is broken here.
-		v := t.ctx.BuildInstance(inst)
-		fv := v.LookupPath(cue.ParsePath(field))
-		if !fv.Exists() {
-			t.broken = append(t.broken, Problem{Pos: opts.Display + dir, Rule: "layout",
-				Message: fmt.Sprintf("package %s declares no `%s:` field; declare `%s: schema.%s & {…}`", dir, field, field, map[string]string{"env": "#Environment", "entrant": "#Entrant"}[field])})
-			continue
-		}
-		name, err := fv.LookupPath(cue.ParsePath("name")).String()
-		if err != nil {
-			t.broken = append(t.broken, fromError(err, "C15", dir, nil)...)
-			continue
-		}
-		if _, dup := into[name]; dup {
-			t.broken = append(t.broken, Problem{Pos: posOf(fv.LookupPath(cue.ParsePath("name"))), Rule: "layout",
-				Message: fmt.Sprintf("%s %q is declared twice (%s and %s); rename one", field, name, into[name].dir, dir)})
-			continue
-		}
-		into[name] = unit{dir: dir, value: fv, name: name}
+		_ = t.add(opts, dir, field, t.ctx.BuildInstance(inst).LookupPath(cue.ParsePath(field)))
 	}
-	return t, nil
+	return nil
+}
+
+// add registers one environment or entrant by its declared name, or
+// records why it cannot be.
+func (t *Tree) add(opts Options, dir, field string, fv cue.Value) error {
+	into := t.entrants
+	if field == "env" {
+		into = t.envs
+	}
+	var p Problem
+	if !fv.Exists() {
+		p = Problem{Pos: opts.Display + dir, Rule: "layout",
+			Message: fmt.Sprintf("package %s declares no `%s:` field; declare `%s: schema.%s & {…}`", dir, field, field, map[string]string{"env": "#Environment", "entrant": "#Entrant"}[field])}
+	} else if name, err := fv.LookupPath(cue.ParsePath("name")).String(); err != nil {
+		ps := fromError(err, "C15", dir, nil)
+		p = ps[0]
+		t.broken = append(t.broken, ps[1:]...)
+	} else if prev, dup := into[name]; dup {
+		p = Problem{Pos: posOf(fv.LookupPath(cue.ParsePath("name"))), Rule: "layout",
+			Message: fmt.Sprintf("%s %q is declared twice (%s and %s); rename one", field, name, prev.dir, dir)}
+	} else {
+		into[name] = unit{dir: dir, value: fv, name: name}
+		return nil
+	}
+	t.broken = append(t.broken, p)
+	return errors.New(p.String())
 }
 
 // packageDirs lists the directories under root that hold .cue files.

@@ -16,40 +16,64 @@ import (
 // entrant or environment file) and any structural error (an unknown field, a
 // wrong type, a missing field).
 func (t *Tree) Resolve(envName, entrantName, variant string) (*schema.Plan, []Problem) {
+	pv, variant, problems := t.resolve(envName, entrantName, variant)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	plan, err := t.decode(pv, envName, variant)
+	if err != nil {
+		return nil, fromError(err, "", entrantName+" on "+envName, locator(pv))
+	}
+	return plan, nil
+}
+
+// Check reports every problem of one plan, as Resolve does, without
+// decoding it: what `spatec vet` needs.
+func (t *Tree) Check(envName, entrantName, variant string) []Problem {
+	_, _, problems := t.resolve(envName, entrantName, variant)
+	return problems
+}
+
+// resolve finds or builds the plan value and diagnoses it; variant "" is
+// the entrant's default, and the variant used is returned.
+func (t *Tree) resolve(envName, entrantName, variant string) (cue.Value, string, []Problem) {
 	env, ok := t.envs[envName]
 	if !ok {
-		return nil, []Problem{{Rule: "usage", Message: fmt.Sprintf("no environment %q; the tree has: %s", envName, strings.Join(t.Environments(), ", "))}}
+		return cue.Value{}, "", []Problem{{Rule: "usage", Message: fmt.Sprintf("no environment %q; the tree has: %s", envName, strings.Join(t.Environments(), ", "))}}
 	}
 	ent, ok := t.entrants[entrantName]
 	if !ok {
-		return nil, []Problem{{Rule: "usage", Message: fmt.Sprintf("no entrant %q; the tree has: %s", entrantName, strings.Join(t.Entrants(), ", "))}}
+		return cue.Value{}, "", []Problem{{Rule: "usage", Message: fmt.Sprintf("no entrant %q; the tree has: %s", entrantName, strings.Join(t.Entrants(), ", "))}}
 	}
 	names, def := t.Variants(entrantName)
 	if variant == "" {
 		variant = def
 	}
 	if !contains(names, variant) {
-		return nil, []Problem{{Pos: posOf(ent.value.LookupPath(cue.ParsePath("variants"))), Rule: "usage",
+		return cue.Value{}, "", []Problem{{Pos: posOf(ent.value.LookupPath(cue.ParsePath("variants"))), Rule: "usage",
 			Message: fmt.Sprintf("entrant %s has no variant %q; it has: %s", entrantName, variant, strings.Join(names, ", "))}}
 	}
 
-	// Assemble the three inputs first and unify them with #Plan once:
-	// each FillPath on #Plan itself would evaluate the whole plan again.
-	in := t.ctx.CompileString("{}").
-		FillPath(cue.ParsePath("env"), env.value).
-		FillPath(cue.ParsePath("entrant"), ent.value).
-		FillPath(cue.ParsePath("variant"), variant)
-	pv := t.plan.Unify(in)
+	// The plan was resolved when the tree was built as one package; else
+	// (a tree built apart, a pair the entrant does not list) unify here.
+	pv := t.plans.LookupPath(cue.MakePath(cue.Str(envName), cue.Str(entrantName), cue.Str(variant)))
+	if !pv.Exists() {
+		// Assemble the three inputs first and unify them with #Plan once:
+		// each FillPath on #Plan itself would evaluate the whole plan again.
+		in := t.ctx.CompileString("{}").
+			FillPath(cue.ParsePath("env"), env.value).
+			FillPath(cue.ParsePath("entrant"), ent.value).
+			FillPath(cue.ParsePath("variant"), variant)
+		pv = t.plan.Unify(in)
+	}
 
 	ctxName := entrantName + " on " + envName
-	// The common case first: no contract problem, and a plan that decodes
-	// (decoding needs every value concrete and free of errors). Only a plan
-	// that fails either way pays for the full diagnosis below.
-	if problems := t.checks(pv, ctxName); len(problems) == 0 &&
-		pv.LookupPath(cue.ParsePath("checks")).Validate(cue.Concrete(true)) == nil {
-		if plan, err := t.decode(pv, envName, variant); err == nil {
-			return plan, nil
-		}
+	// The common case first: no contract problem, and every value concrete
+	// and free of errors. Only a plan that fails either way pays for the
+	// full diagnosis below.
+	if n, err := pv.LookupPath(cue.ParsePath("problems")).Len().Int64(); err == nil && n == 0 &&
+		pv.Validate(cue.Concrete(true)) == nil {
+		return pv, variant, nil
 	}
 
 	// Structural problems (an unknown field, a wrong type) are reported
@@ -62,11 +86,10 @@ func (t *Tree) Resolve(envName, entrantName, variant string) (*schema.Plan, []Pr
 	}
 	problems = append(problems, t.checks(pv, ctxName)...)
 	if len(problems) == 0 {
-		// Nothing found, yet it did not decode: report why.
-		_, err := t.decode(pv, envName, variant)
-		problems = fromError(err, "", ctxName, locator(pv))
+		// Nothing found, yet it is not valid: report why.
+		problems = fromError(pv.Validate(cue.Concrete(true)), "", ctxName, locator(pv))
 	}
-	return nil, dedupe(problems)
+	return pv, variant, dedupe(problems)
 }
 
 // decode turns a resolved plan value into its Go form. The environment is

@@ -169,7 +169,7 @@ func cmdVet(_ context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 			variants, _ := t.Variants(ent)
 			for _, v := range variants {
-				_, ps := t.Resolve(env, ent, v)
+				ps := t.Check(env, ent, v)
 				problems = append(problems, ps...)
 				n++
 			}
