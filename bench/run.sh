@@ -11,7 +11,9 @@ want=${1:-all}
 run() { [ "$want" = all ] || [ "$want" = "$1" ]; }
 bench() { # package, pattern, extra flags...
   local pkg=$1 pat=$2; shift 2
-  go test -run '^$' -bench "$pat" "$@" "$pkg" | grep -E '^Benchmark' || true
+  # The package comes first: go test would take a package's own flag
+  # (-sampler.overhead) standing before it for a build flag.
+  go test "$pkg" -run '^$' -bench "$pat" "$@" | grep -E '^Benchmark' || true
 }
 
 if run plan; then
