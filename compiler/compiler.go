@@ -10,13 +10,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"testing/fstest"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/cue/load"
 
@@ -32,9 +35,15 @@ type Tree struct {
 	entrants map[string]unit
 	// decoded caches each environment decoded into its Go form.
 	decoded map[string]*schema.Environment
+	// root is the tree's directory on disk ("" when read from an fs.FS);
+	// positions under it are shown relative, after display.
+	root, display string
 	// plans holds every supported plan, by environment, entrant and
 	// variant, when the tree was built as one package.
 	plans cue.Value
+	// plansValid caches whether every value in plans is concrete and
+	// free of errors (nil: not validated yet).
+	plansValid *bool
 	// broken lists the problems of packages that did not build; they
 	// belong to no single plan.
 	broken []Problem
@@ -47,13 +56,25 @@ type unit struct {
 	name  string    // the declared name
 }
 
-// Options says where the tree comes from.
+// Options says where the tree comes from: a directory on disk, or an
+// fs.FS (the tree embedded in the binary).
 type Options struct {
-	// FS holds the module root: cue.mod/, schema/, envs/, entrants/.
+	// Dir is the module root on disk (cue.mod/, schema/, envs/,
+	// entrants/), read through the operating system.
+	Dir string
+	// FS holds the module root when Dir is empty.
 	FS fs.FS
 	// Display prefixes file names in positions, e.g. "" for the current
 	// directory or "(embedded)/" for the tree inside the binary.
 	Display string
+}
+
+// files is the tree as an fs.FS, for listing and reading it.
+func (o Options) files() fs.FS {
+	if o.Dir != "" {
+		return os.DirFS(o.Dir)
+	}
+	return o.FS
 }
 
 // Load reads and builds the tree. It fails only when the schema itself does
@@ -66,11 +87,11 @@ type Options struct {
 // loaded on its own instead, so that one broken file blocks only its own
 // plans.
 func Load(opts Options) (*Tree, error) {
-	envDirs, err := packageDirs(opts.FS, "envs")
+	envDirs, err := packageDirs(opts.files(), "envs")
 	if err != nil {
 		return nil, err
 	}
-	entDirs, err := packageDirs(opts.FS, "entrants")
+	entDirs, err := packageDirs(opts.files(), "entrants")
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +100,8 @@ func Load(opts Options) (*Tree, error) {
 		envs:     map[string]unit{},
 		entrants: map[string]unit{},
 		decoded:  map[string]*schema.Environment{},
+		root:     opts.Dir,
+		display:  opts.Display,
 	}
 	if t.loadTogether(opts, envDirs, entDirs) == nil {
 		return t, nil
@@ -87,7 +110,12 @@ func Load(opts Options) (*Tree, error) {
 	return t, t.loadApart(opts, envDirs, entDirs)
 }
 
-func (t *Tree) config(opts Options, fsys fs.FS) *load.Config {
+// config is the loader's configuration; overlay adds files to a tree on
+// disk.
+func (t *Tree) config(opts Options, fsys fs.FS, overlay map[string]load.Source) *load.Config {
+	if opts.Dir != "" {
+		return &load.Config{Dir: opts.Dir, ModuleRoot: opts.Dir, Overlay: overlay}
+	}
 	return &load.Config{
 		FS:         fsys,
 		Dir:        "/",
@@ -101,34 +129,43 @@ const plansDir = "spatecplans"
 
 // loadTogether builds the whole tree as one generated package.
 func (t *Tree) loadTogether(opts Options, envDirs, entDirs []string) error {
-	fsys := fstest.MapFS{}
-	for _, pat := range []string{"cue.mod/module.cue", "schema/*.cue", "envs/*/*.cue", "entrants/*/*.cue"} {
-		files, err := fs.Glob(opts.FS, pat)
-		if err != nil {
-			return err
-		}
-		for _, f := range files {
-			b, err := fs.ReadFile(opts.FS, f)
-			if err != nil {
-				return err
-			}
-			fsys[f] = &fstest.MapFile{Data: b}
-		}
-	}
-	src, err := plansSource(fsys, envDirs, entDirs)
+	src, err := plansSource(opts.files(), envDirs, entDirs)
 	if err != nil {
 		return err
 	}
-	fsys[plansDir+"/plans.cue"] = &fstest.MapFile{Data: []byte(src)}
-	inst := load.Instances([]string{"./" + plansDir}, t.config(opts, fsys))[0]
+	var inst *build.Instance
+	if opts.Dir != "" {
+		overlay := map[string]load.Source{filepath.Join(opts.Dir, plansDir, "plans.cue"): load.FromString(src)}
+		inst = load.Instances([]string{"./" + plansDir}, t.config(opts, nil, overlay))[0]
+	} else {
+		// An fs.FS cannot take an overlay: copy the tree into one that
+		// holds the generated file too.
+		fsys := fstest.MapFS{plansDir + "/plans.cue": &fstest.MapFile{Data: []byte(src)}}
+		for _, pat := range []string{"cue.mod/module.cue", "schema/*.cue", "envs/*/*.cue", "entrants/*/*.cue"} {
+			files, err := fs.Glob(opts.FS, pat)
+			if err != nil {
+				return err
+			}
+			for _, f := range files {
+				b, err := fs.ReadFile(opts.FS, f)
+				if err != nil {
+					return err
+				}
+				fsys[f] = &fstest.MapFile{Data: b}
+			}
+		}
+		inst = load.Instances([]string{"./" + plansDir}, t.config(opts, fsys, nil))[0]
+	}
 	if inst.Err != nil {
 		return inst.Err
 	}
+	// Errors inside the value (a plan with a problem) are diagnosed by
+	// Resolve, plan by plan.
 	v := t.ctx.BuildInstance(inst)
-	if err := v.Err(); err != nil {
-		return err
-	}
 	t.plan = v.LookupPath(cue.MakePath(cue.Def("Plan")))
+	if !t.plan.Exists() {
+		return fmt.Errorf("the generated package has no #Plan: %w", v.Err())
+	}
 	for _, set := range []struct {
 		field string
 		dirs  []string
@@ -139,8 +176,11 @@ func (t *Tree) loadTogether(opts Options, envDirs, entDirs []string) error {
 			}
 		}
 	}
+	// A plan with a problem is an error inside plans, diagnosed by
+	// Resolve; only plans that are not a struct at all (a comprehension
+	// that failed) send the tree to be built apart.
 	t.plans = v.LookupPath(cue.ParsePath("plans"))
-	if err := t.plans.Err(); err != nil {
+	if _, err := t.plans.Fields(); err != nil {
 		return err
 	}
 	return nil
@@ -198,7 +238,7 @@ func (t *Tree) loadApart(opts Options, envDirs, entDirs []string) error {
 	for _, d := range append(append([]string{}, envDirs...), entDirs...) {
 		args = append(args, "./"+d)
 	}
-	insts := load.Instances(args, t.config(opts, opts.FS))
+	insts := load.Instances(args, t.config(opts, opts.FS, nil))
 	if err := insts[0].Err; err != nil {
 		return fmt.Errorf("loading the schema: %w", err)
 	}
@@ -277,7 +317,22 @@ func (t *Tree) Environments() []string { return sortedKeys(t.envs) }
 func (t *Tree) Entrants() []string { return sortedKeys(t.entrants) }
 
 // Broken returns the problems of packages that did not build.
-func (t *Tree) Broken() []Problem { return t.broken }
+func (t *Tree) Broken() []Problem { return t.shown(t.broken) }
+
+// shown rewrites positions in a tree on disk relative to it, so problems
+// name files as the author sees them.
+func (t *Tree) shown(ps []Problem) []Problem {
+	if t.root == "" {
+		return ps
+	}
+	prefix := t.root + string(filepath.Separator)
+	for i := range ps {
+		if rest, ok := strings.CutPrefix(ps[i].Pos, prefix); ok {
+			ps[i].Pos = t.display + rest
+		}
+	}
+	return ps
+}
 
 // Supports reports whether the entrant lists the environment.
 func (t *Tree) Supports(entrant, env string) bool {

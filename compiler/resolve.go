@@ -18,11 +18,11 @@ import (
 func (t *Tree) Resolve(envName, entrantName, variant string) (*schema.Plan, []Problem) {
 	pv, variant, problems := t.resolve(envName, entrantName, variant)
 	if len(problems) > 0 {
-		return nil, problems
+		return nil, t.shown(problems)
 	}
 	plan, err := t.decode(pv, envName, variant)
 	if err != nil {
-		return nil, fromError(err, "", entrantName+" on "+envName, locator(pv))
+		return nil, t.shown(fromError(err, "", entrantName+" on "+envName, locator(pv)))
 	}
 	return plan, nil
 }
@@ -31,7 +31,7 @@ func (t *Tree) Resolve(envName, entrantName, variant string) (*schema.Plan, []Pr
 // decoding it: what `spatec vet` needs.
 func (t *Tree) Check(envName, entrantName, variant string) []Problem {
 	_, _, problems := t.resolve(envName, entrantName, variant)
-	return problems
+	return t.shown(problems)
 }
 
 // resolve finds or builds the plan value and diagnoses it; variant "" is
@@ -57,7 +57,8 @@ func (t *Tree) resolve(envName, entrantName, variant string) (cue.Value, string,
 	// The plan was resolved when the tree was built as one package; else
 	// (a tree built apart, a pair the entrant does not list) unify here.
 	pv := t.plans.LookupPath(cue.MakePath(cue.Str(envName), cue.Str(entrantName), cue.Str(variant)))
-	if !pv.Exists() {
+	built := pv.Exists()
+	if !built {
 		// Assemble the three inputs first and unify them with #Plan once:
 		// each FillPath on #Plan itself would evaluate the whole plan again.
 		in := t.ctx.CompileString("{}").
@@ -72,7 +73,7 @@ func (t *Tree) resolve(envName, entrantName, variant string) (cue.Value, string,
 	// and free of errors. Only a plan that fails either way pays for the
 	// full diagnosis below.
 	if n, err := pv.LookupPath(cue.ParsePath("problems")).Len().Int64(); err == nil && n == 0 &&
-		pv.Validate(cue.Concrete(true)) == nil {
+		(built && t.allPlansValid() || pv.Validate(cue.Concrete(true)) == nil) {
 		return pv, variant, nil
 	}
 
@@ -197,4 +198,15 @@ func (t *Tree) decodedEnv(name string) (*schema.Environment, error) {
 	}
 	t.decoded[name] = &e
 	return &e, nil
+}
+
+// allPlansValid reports whether every plan built with the tree is concrete
+// and free of errors: one validation of them all costs less than one of
+// each.
+func (t *Tree) allPlansValid() bool {
+	if t.plansValid == nil {
+		ok := t.plans.Validate(cue.Concrete(true)) == nil
+		t.plansValid = &ok
+	}
+	return *t.plansValid
 }

@@ -35,7 +35,7 @@ func loadTree(dir string) (*compiler.Tree, error) {
 			display = rel + "/"
 		}
 	}
-	return compiler.Load(compiler.Options{FS: os.DirFS(dir), Display: display})
+	return compiler.Load(compiler.Options{Dir: dir, Display: display})
 }
 
 // findCheckout walks up from the working directory to a spatec module root.
