@@ -15,34 +15,43 @@ import (
 //go:embed report.html.tmpl
 var htmlSource string
 
-var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"stat":     statText,
-	"median":   medianText,
-	"pair":     pair,
-	"percent":  percent,
-	"rank":     rankText,
-	"runs":     runsText,
-	"title":    sectionTitle,
-	"span":     timeSpan,
-	"baseline": baselineText,
-	"notes":    armNotes,
-	"metric":   func(a *Arm, name string) *Stat { return a.Metrics[name] },
-	"spread": func(a *Arm) string {
-		if s := a.Metrics[record.RowsPerS]; s != nil {
-			return percent(s.Spread)
-		}
-		return "–"
-	},
-	"charts": charts,
-	"plural": plural,
-	"f":      func(v float64) string { return fmt.Sprintf("%.1f", v) },
-}).Parse(htmlSource))
+// htmlTemplate parses the report template. It is parsed when a report is
+// written, not when the package loads: every spatec command links this
+// package, and most never write HTML.
+func htmlTemplate() (*template.Template, error) {
+	return template.New("report").Funcs(template.FuncMap{
+		"stat":     statText,
+		"median":   medianText,
+		"pair":     pair,
+		"percent":  percent,
+		"rank":     rankText,
+		"runs":     runsText,
+		"title":    sectionTitle,
+		"span":     timeSpan,
+		"baseline": baselineText,
+		"notes":    armNotes,
+		"metric":   func(a *Arm, name string) *Stat { return a.Metrics[name] },
+		"spread": func(a *Arm) string {
+			if s := a.Metrics[record.RowsPerS]; s != nil {
+				return percent(s.Spread)
+			}
+			return "–"
+		},
+		"charts": charts,
+		"plural": plural,
+		"f":      func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	}).Parse(htmlSource)
+}
 
 // WriteHTML writes a self-contained static HTML page: inline CSS, inline SVG
 // charts drawn here, no script, and a Content-Security-Policy that forbids
 // every network fetch, so the page shows the same thing offline, forever.
 func (r *Report) WriteHTML(w io.Writer) error {
-	if err := htmlTemplate.Execute(w, r); err != nil {
+	tmpl, err := htmlTemplate()
+	if err != nil {
+		return fmt.Errorf("parsing the report template: %w", err)
+	}
+	if err := tmpl.Execute(w, r); err != nil {
 		return fmt.Errorf("writing the HTML report: %w", err)
 	}
 	return nil
