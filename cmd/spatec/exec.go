@@ -105,14 +105,30 @@ func execPlans(f execFlags, args []string) ([]*schema.Plan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading the plan: %w", err)
 		}
-		var doc schema.Document
-		if err := json.Unmarshal(b, &doc); err != nil {
-			return nil, fmt.Errorf("reading the plan %s: %w", args[0], err)
+		// One document, or the list `spatec plan -o json` writes for
+		// several entrants.
+		var docs []schema.Document
+		if err := json.Unmarshal(b, &docs); err != nil {
+			var doc schema.Document
+			if err := json.Unmarshal(b, &doc); err != nil {
+				return nil, fmt.Errorf("reading the plan %s: %w", args[0], err)
+			}
+			docs = []schema.Document{doc}
 		}
-		if err := doc.Check(); err != nil {
-			return nil, refusal{fmt.Errorf("%s: %w", args[0], err)}
+		plans := make([]*schema.Plan, len(docs))
+		for i := range docs {
+			if err := docs[i].Check(); err != nil {
+				return nil, refusal{fmt.Errorf("%s: %w", args[0], err)}
+			}
+			if docs[i].Plan.Env.Name != docs[0].Plan.Env.Name {
+				return nil, usageError{fmt.Sprintf("%s mixes environments %s and %s; one run is in one environment", args[0], docs[0].Plan.Env.Name, docs[i].Plan.Env.Name)}
+			}
+			plans[i] = &docs[i].Plan
 		}
-		return []*schema.Plan{&doc.Plan}, nil
+		if len(plans) == 0 {
+			return nil, usageError{args[0] + " holds no plan"}
+		}
+		return plans, nil
 	}
 	if f.env == "" || len(args) == 0 {
 		return nil, usageError{"usage: spatec exec --env E entrant[:variant] ...  or  spatec exec plan.json"}

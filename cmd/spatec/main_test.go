@@ -234,3 +234,28 @@ func TestInterruptTearsDown(t *testing.T) {
 	}
 	assertNothingLeft(t)
 }
+
+// TestReviewedPlanRuns runs a plan document as reviewed: the record names
+// the document's digest.
+func TestReviewedPlanRuns(t *testing.T) {
+	requireServices(t)
+	_, out, _ := cli(t, "plan", "--env", "local", "-o", "json", "reference:small-batch")
+	var doc schema.Document
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	results := t.TempDir()
+	code, stdout, stderr := cli(t, "exec", path, "--results", results)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	recs := readRecords(t, record.PathFor(results, "local", "reference", time.Now()))
+	if len(recs) != 1 || recs[0].Run.PlanDigest != doc.Digest || recs[0].SUT.Variant != "small-batch" {
+		t.Fatalf("records %+v, want one of plan %s", recs, doc.Digest)
+	}
+	assertNothingLeft(t)
+}
