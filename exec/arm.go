@@ -114,10 +114,13 @@ func (run *armRun) prepareImages(ctx context.Context) error {
 	e := r.Engine
 	for _, n := range run.plan.ContainerNames() {
 		c := run.plan.Entrant.Containers[n]
-		if c.Build != nil {
+		// A program is built once per session: every repetition runs the
+		// same image.
+		if c.Build != nil && !run.s.built[c.Image] {
 			if err := r.buildProgram(ctx, c); err != nil {
 				return err
 			}
+			run.s.built[c.Image] = true
 		}
 		img, err := e.ImageDigest(ctx, c.Image)
 		if err != nil {

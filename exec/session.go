@@ -37,6 +37,8 @@ type Session struct {
 	infra        []infraContainer
 	network      string
 	tableReady   bool
+	// built lists the images this session built from programs.
+	built map[string]bool
 }
 
 // infraContainer is a running infrastructure container.
@@ -54,7 +56,7 @@ func (r *Runner) Open(ctx context.Context, env schema.Environment, hold bool) (*
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{runner: r, env: env, id: id, infraCgroups: map[string]map[string]string{}}
+	s := &Session{runner: r, env: env, id: id, infraCgroups: map[string]map[string]string{}, built: map[string]bool{}}
 	if s.host, err = r.Engine.Info(ctx); err != nil {
 		return nil, fmt.Errorf("reading the engine's host facts: %w", err)
 	}
