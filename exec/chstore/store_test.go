@@ -19,27 +19,13 @@ import (
 	"spatec.dev/spatec/internal/testenv"
 )
 
-// testAddr is the ClickHouse the tests use; .ci/services starts one there.
-func testAddr() string {
-	if a := os.Getenv("SPATEC_TEST_CLICKHOUSE"); a != "" {
-		return a
-	}
-	return "127.0.0.1:9000"
-}
+// testAddr is the ClickHouse the tests use; .ci/services starts one.
+func testAddr() string { return testenv.ClickHouseAddr() }
 
 // openTestStore opens a database of the test's own, dropped afterwards.
 func openTestStore(t testing.TB, opts ...Option) *Store {
 	t.Helper()
-	testenv.Require(t, "ClickHouse at "+testAddr(), func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s, err := Open(ctx, testAddr(), "default", "default", "")
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		return s.Exec(ctx, "SELECT 1")
-	})
+	testenv.RequireClickHouse(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	db := fmt.Sprintf("spatec_test_chstore_%d_%d", os.Getpid(), time.Now().UnixNano()%1e6)
