@@ -495,3 +495,29 @@ func TestSamplerOverV1Groups(t *testing.T) {
 		t.Errorf("max_usage_in_bytes %q %v, want the reset's 0", b, err)
 	}
 }
+
+// TestC7ZGCHeapCountsAsShmem is the contract's own example: a JVM on ZGC
+// keeps its heap in a memfd, charged to shmem. G1 anon=691M shmem=0
+// publishes 691M; ZGC anon=57M shmem=805M must publish 862M, not the 57M
+// anon alone would.
+func TestC7ZGCHeapCountsAsShmem(t *testing.T) {
+	for _, c := range []struct {
+		gc               string
+		anon, shmem, pub uint64
+	}{{"G1", 691 * mib, 0, 691 * mib}, {"ZGC", 57 * mib, 805 * mib, 862 * mib}} {
+		w := newWindow([]Target{{Name: "jvm", Role: DataPlane}}, 100*time.Millisecond)
+		at := time.Unix(0, 0)
+		for i, scale := range []uint64{1, 2, 2} { // the heap grows, then holds
+			w.add(Reading{Index: i, At: at.Add(time.Duration(i) * 100 * time.Millisecond),
+				Stats: []cgroup.Stat{{AnonBytes: c.anon * scale / 2, ShmemBytes: c.shmem * scale / 2}}, Errs: []error{nil}})
+		}
+		s, err := w.summary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Arm.PeakAnonBytes != c.pub || s.Arm.PeakShmemBytes != c.shmem || s.Arm.DataPlanePeakAnonBytes != c.pub {
+			t.Errorf("C7: %s anon=%dM shmem=%dM published peak_anon_bytes %dM (shmem %dM); want %dM (shmem %dM)",
+				c.gc, c.anon/mib, c.shmem/mib, s.Arm.PeakAnonBytes/mib, s.Arm.PeakShmemBytes/mib, c.pub/mib, c.shmem/mib)
+		}
+	}
+}
