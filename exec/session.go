@@ -184,7 +184,23 @@ func (s *Session) verify(ctx context.Context, name string, created engine.Create
 		logs, _ := r.Engine.Logs(ctx, created.ID, 20)
 		return nil, nil, &Failure{fmt.Sprintf("container %s exited before its caps could be verified (exit code %d); its log ends:\n%s", name, c.ExitCode, logs)}
 	}
-	rb, mismatches, err := r.Cgroups.VerifyContainer(c.Pid, created.ID, want)
+	// The group is located once: the caps are read back from it and the
+	// sampler reads the same group, so the two cannot disagree.
+	group, err := r.Cgroups.Locate(c.Pid, created.ID)
+	verified := false
+	defer func() {
+		if group != nil && !verified {
+			_ = group.Close()
+		}
+	}()
+	var rb cgroup.ReadBack
+	if err == nil {
+		rb, err = group.ReadBack()
+	}
+	var mismatches []cgroup.Mismatch
+	if err == nil {
+		mismatches = cgroup.Verify(want, rb)
+	}
 	if err != nil || len(mismatches) > 0 {
 		// A process that exits while its caps are read has left its cgroup
 		// (its /proc entry then names the root group): report the exit,
@@ -206,10 +222,7 @@ func (s *Session) verify(ctx context.Context, name string, created engine.Create
 	if len(problems) > 0 {
 		return nil, nil, refusef("C6: caps do not read back as planned:\n  %s", strings.Join(problems, "\n  "))
 	}
-	group, err := r.Cgroups.Locate(c.Pid, created.ID)
-	if err != nil {
-		return nil, nil, fmt.Errorf("locating the cgroup of %s: %w", name, err)
-	}
+	verified = true
 	return rb.Raw, group, nil
 }
 
