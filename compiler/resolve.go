@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -49,7 +50,7 @@ func (t *Tree) resolve(envName, entrantName, variant string) (cue.Value, string,
 	if variant == "" {
 		variant = def
 	}
-	if !contains(names, variant) {
+	if !slices.Contains(names, variant) {
 		return cue.Value{}, "", []Problem{{Pos: posOf(ent.value.LookupPath(cue.ParsePath("variants"))), Rule: "usage",
 			Message: fmt.Sprintf("entrant %s has no variant %q; it has: %s", entrantName, variant, strings.Join(names, ", "))}}
 	}
@@ -176,15 +177,6 @@ func dedupe(ps []Problem) []Problem {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Pos < out[j].Pos })
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // decodedEnv decodes an environment once and keeps it for every plan of it.

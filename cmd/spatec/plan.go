@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -139,7 +140,7 @@ func resolveAll(t *compiler.Tree, env string, sels []selection) ([]*schema.Plan,
 	var plans []*schema.Plan
 	problems := append([]compiler.Problem(nil), t.Broken()...)
 	for _, s := range sels {
-		if !t.Supports(s.entrant, env) && contains(t.Entrants(), s.entrant) {
+		if !t.Supports(s.entrant, env) && slices.Contains(t.Entrants(), s.entrant) {
 			problems = append(problems, compiler.Problem{Rule: "usage",
 				Message: fmt.Sprintf("entrant %s does not list %s in supports", s.entrant, env)})
 			continue
@@ -253,13 +254,4 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
