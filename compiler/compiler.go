@@ -2,8 +2,8 @@
 // cuelang.org/go, resolves entrants against environments into plans, and
 // turns every problem into a `file:line: rule: message` line.
 //
-// Each environment and entrant is its own CUE package, loaded and built on
-// its own, so one broken file blocks only its own plans.
+// Each environment and entrant is its own CUE package; one that does not
+// build blocks only its own plans.
 package compiler
 
 import (
@@ -12,16 +12,13 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
-	"testing/fstest"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
-	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/parser"
 
 	"spatec.dev/spatec/schema"
 )
@@ -35,9 +32,8 @@ type Tree struct {
 	entrants map[string]unit
 	// decoded caches each environment decoded into its Go form.
 	decoded map[string]*schema.Environment
-	// root is the tree's directory on disk ("" when read from an fs.FS);
-	// positions under it are shown relative, after display.
-	root, display string
+	// display prefixes the tree's file names, as Options.Display.
+	display string
 	// plans holds every supported plan, by environment, entrant and
 	// variant, when the tree was built as one package.
 	plans cue.Value
@@ -78,102 +74,80 @@ func (o Options) files() fs.FS {
 }
 
 // Load reads and builds the tree. It fails only when the schema itself does
-// not build; a broken environment or entrant is reported by Problems.
+// not build; a broken environment or entrant is reported by Broken and
+// blocks only its own plans.
 //
-// The tree is first built as one generated package that imports every
-// environment and entrant and resolves each supported pair into a plan, as
-// matrix.cue does for `cue vet`: one evaluation, sharing every import. When
-// that package does not build (a syntax error in one file), every package is
-// loaded on its own instead, so that one broken file blocks only its own
-// plans.
+// The sound packages are built together, as one generated package that
+// imports every environment and entrant and resolves each supported pair
+// into a plan, as matrix.cue does for `cue vet`: one evaluation, sharing
+// every import. When that package does not evaluate (an entrant whose
+// variants or supports are not even a list), each package is built on its
+// own instead.
 func Load(opts Options) (*Tree, error) {
-	envDirs, err := packageDirs(opts.files(), "envs")
-	if err != nil {
-		return nil, err
-	}
-	entDirs, err := packageDirs(opts.files(), "entrants")
-	if err != nil {
-		return nil, err
-	}
 	t := &Tree{
 		ctx:      cuecontext.New(),
 		envs:     map[string]unit{},
 		entrants: map[string]unit{},
 		decoded:  map[string]*schema.Environment{},
-		root:     opts.Dir,
 		display:  opts.Display,
 	}
-	if t.loadTogether(opts, envDirs, entDirs) == nil {
+	src, err := newSource(t.ctx, opts.files(), opts.Display)
+	if err != nil {
+		return nil, err
+	}
+	schemaInst := src.instance("schema")
+	if schemaInst.Err != nil {
+		return nil, fmt.Errorf("building the schema: %w", schemaInst.Err)
+	}
+	var sound []string
+	for _, root := range []string{"envs", "entrants"} {
+		dirs, err := packageDirs(opts.files(), root)
+		if err != nil {
+			return nil, err
+		}
+		for _, dir := range dirs {
+			if inst := src.instance(dir); inst.Err != nil {
+				t.broken = append(t.broken, fromError(inst.Err, "C15", dir, nil)...)
+				continue
+			}
+			sound = append(sound, dir)
+		}
+	}
+	if t.buildTogether(src, sound) == nil {
 		return t, nil
 	}
-	t.envs, t.entrants, t.broken, t.plans = map[string]unit{}, map[string]unit{}, nil, cue.Value{}
-	return t, t.loadApart(opts, envDirs, entDirs)
-}
-
-// config is the loader's configuration; overlay adds files to a tree on
-// disk.
-func (t *Tree) config(opts Options, fsys fs.FS, overlay map[string]load.Source) *load.Config {
-	if opts.Dir != "" {
-		return &load.Config{Dir: opts.Dir, ModuleRoot: opts.Dir, Overlay: overlay}
-	}
-	return &load.Config{
-		FS:         fsys,
-		Dir:        "/",
-		ModuleRoot: "/",
-		FromFSPath: func(p string) string { return opts.Display + strings.TrimPrefix(p, "/") },
-	}
+	t.envs, t.entrants, t.plans = map[string]unit{}, map[string]unit{}, cue.Value{}
+	t.buildApart(src, schemaInst, sound)
+	return t, nil
 }
 
 // plansDir is where the generated package lives, beside the real ones.
 const plansDir = "spatecplans"
 
-// loadTogether builds the whole tree as one generated package.
-func (t *Tree) loadTogether(opts Options, envDirs, entDirs []string) error {
-	src, err := plansSource(opts.files(), envDirs, entDirs)
+// buildTogether builds the sound packages as one generated package.
+func (t *Tree) buildTogether(src *source, dirs []string) error {
+	f, err := parser.ParseFile(src.display+plansDir+"/plans.cue", plansSource(src, dirs), src.parse)
 	if err != nil {
 		return err
 	}
-	var inst *build.Instance
-	if opts.Dir != "" {
-		overlay := map[string]load.Source{filepath.Join(opts.Dir, plansDir, "plans.cue"): load.FromString(src)}
-		inst = load.Instances([]string{"./" + plansDir}, t.config(opts, nil, overlay))[0]
-	} else {
-		// An fs.FS cannot take an overlay: copy the tree into one that
-		// holds the generated file too.
-		fsys := fstest.MapFS{plansDir + "/plans.cue": &fstest.MapFile{Data: []byte(src)}}
-		for _, pat := range []string{"cue.mod/module.cue", "schema/*.cue", "envs/*/*.cue", "entrants/*/*.cue"} {
-			files, err := fs.Glob(opts.FS, pat)
-			if err != nil {
-				return err
-			}
-			for _, f := range files {
-				b, err := fs.ReadFile(opts.FS, f)
-				if err != nil {
-					return err
-				}
-				fsys[f] = &fstest.MapFile{Data: b}
-			}
-		}
-		inst = load.Instances([]string{"./" + plansDir}, t.config(opts, fsys, nil))[0]
+	inst := src.build.NewInstance(src.display+plansDir, nil)
+	inst.ImportPath = src.importPath(plansDir, plansDir)
+	inst.CanonicalImportPath = src.canonical
+	if err := inst.AddSyntax(f); err != nil {
+		return err
 	}
-	if inst.Err != nil {
-		return inst.Err
+	if err := inst.Complete(); err != nil {
+		return err
 	}
-	// Errors inside the value (a plan with a problem) are diagnosed by
-	// Resolve, plan by plan.
 	v := t.ctx.BuildInstance(inst)
 	t.plan = v.LookupPath(cue.MakePath(cue.Def("Plan")))
 	if !t.plan.Exists() {
 		return fmt.Errorf("the generated package has no #Plan: %w", v.Err())
 	}
-	for _, set := range []struct {
-		field string
-		dirs  []string
-	}{{"env", envDirs}, {"entrant", entDirs}} {
-		for i, dir := range set.dirs {
-			if err := t.add(opts, dir, set.field, v.LookupPath(cue.MakePath(cue.Str(set.field), cue.Str(fmt.Sprint(i))))); err != nil {
-				return err
-			}
+	for i, dir := range dirs {
+		field := fieldOf(dir)
+		if err := t.add(dir, field, v.LookupPath(cue.MakePath(cue.Str(field), cue.Str(fmt.Sprint(i))))); err != nil {
+			return err
 		}
 	}
 	// A plan with a problem is an error inside plans, diagnosed by
@@ -186,95 +160,64 @@ func (t *Tree) loadTogether(opts Options, envDirs, entDirs []string) error {
 	return nil
 }
 
-// plansSource generates the package that resolves every supported pair.
-func plansSource(fsys fs.FS, envDirs, entDirs []string) (string, error) {
-	var b strings.Builder
-	b.WriteString("package " + plansDir + "\n\nimport (\n\t\"list\"\n\t\"spatec.dev/spatec/schema\"\n")
-	var envs, ents strings.Builder
-	for i, dir := range append(append([]string{}, envDirs...), entDirs...) {
-		pkg, err := packageName(fsys, dir)
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(&b, "\tp%d \"spatec.dev/spatec/%s:%s\"\n", i, dir, pkg)
-		if i < len(envDirs) {
-			fmt.Fprintf(&envs, "\t\"%d\": p%d.env\n", i, i)
-		} else {
-			fmt.Fprintf(&ents, "\t\"%d\": p%d.entrant\n", i-len(envDirs), i)
-		}
+// fieldOf is the field an environment or entrant package declares.
+func fieldOf(dir string) string {
+	if strings.HasPrefix(dir, "envs/") {
+		return "env"
 	}
-	b.WriteString(")\n\n#Plan: schema.#Plan\n\nenv: {\n" + envs.String() + "}\n\nentrant: {\n" + ents.String() + "}\n\n")
-	b.WriteString(`plans: {
+	return "entrant"
+}
+
+// plansSource generates the package that resolves every supported pair.
+// Package i is imported as p<i> and found at env."<i>" or entrant."<i>".
+func plansSource(src *source, dirs []string) string {
+	var b strings.Builder
+	b.WriteString("package " + plansDir + "\n\nimport (\n\t\"list\"\n\t\"" + src.importPath("schema", "schema") + "\"\n")
+	for i, dir := range dirs {
+		fmt.Fprintf(&b, "\tp%d \"%s\"\n", i, src.importPath(dir, src.pkgs[dir].name))
+	}
+	b.WriteString(")\n\n#Plan: schema.#Plan\n")
+	for _, field := range []string{"env", "entrant"} {
+		b.WriteString("\n" + field + ": {\n")
+		for i, dir := range dirs {
+			if fieldOf(dir) == field {
+				fmt.Fprintf(&b, "\t\"%d\": p%d.%s\n", i, i, field)
+			}
+		}
+		b.WriteString("}\n")
+	}
+	b.WriteString(`
+plans: {
 	for _, e in env for _, a in entrant if list.Contains(a.supports, e.name) for vn, _ in a.variants {
 		(e.name): (a.name): (vn): schema.#Plan & {"env": e, "entrant": a, "variant": vn}
 	}
 }
 `)
-	return b.String(), nil
+	return b.String()
 }
 
-var packageClause = regexp.MustCompile(`(?m)^package\s+([A-Za-z_][A-Za-z0-9_]*)`)
-
-// packageName reads the package clause of a directory's files.
-func packageName(fsys fs.FS, dir string) (string, error) {
-	files, err := fs.Glob(fsys, dir+"/*.cue")
-	if err != nil || len(files) == 0 {
-		return "", fmt.Errorf("%s holds no .cue file", dir)
-	}
-	b, err := fs.ReadFile(fsys, files[0])
-	if err != nil {
-		return "", err
-	}
-	m := packageClause.FindSubmatch(b)
-	if m == nil {
-		return "", fmt.Errorf("%s has no package clause", files[0])
-	}
-	return string(m[1]), nil
-}
-
-// loadApart loads and builds every package on its own.
-func (t *Tree) loadApart(opts Options, envDirs, entDirs []string) error {
-	args := []string{"./schema"}
-	for _, d := range append(append([]string{}, envDirs...), entDirs...) {
-		args = append(args, "./"+d)
-	}
-	insts := load.Instances(args, t.config(opts, opts.FS, nil))
-	if err := insts[0].Err; err != nil {
-		return fmt.Errorf("loading the schema: %w", err)
-	}
-	sv := t.ctx.BuildInstance(insts[0])
-	if err := sv.Err(); err != nil {
-		return fmt.Errorf("building the schema: %w", err)
-	}
-	t.plan = sv.LookupPath(cue.MakePath(cue.Def("Plan")))
-	for i, inst := range insts[1:] {
-		dir := args[i+1][2:]
-		field := "entrant"
-		if strings.HasPrefix(dir, "envs/") {
-			field = "env"
-		}
-		if inst.Err != nil {
-			t.broken = append(t.broken, fromError(inst.Err, "C15", dir, nil)...)
-			continue
-		}
+// buildApart builds every sound package on its own.
+func (t *Tree) buildApart(src *source, schemaInst *build.Instance, dirs []string) {
+	t.plan = t.ctx.BuildInstance(schemaInst).LookupPath(cue.MakePath(cue.Def("Plan")))
+	for _, dir := range dirs {
+		field := fieldOf(dir)
 		// An evaluation error inside the package (an unknown field, a wrong
 		// type) is reported by Resolve with every other problem of each
 		// plan; only a package whose name cannot be read is broken here.
-		_ = t.add(opts, dir, field, t.ctx.BuildInstance(inst).LookupPath(cue.ParsePath(field)))
+		_ = t.add(dir, field, t.ctx.BuildInstance(src.instance(dir)).LookupPath(cue.ParsePath(field)))
 	}
-	return nil
 }
 
 // add registers one environment or entrant by its declared name, or
 // records why it cannot be.
-func (t *Tree) add(opts Options, dir, field string, fv cue.Value) error {
+func (t *Tree) add(dir, field string, fv cue.Value) error {
 	into := t.entrants
 	if field == "env" {
 		into = t.envs
 	}
 	var p Problem
 	if !fv.Exists() {
-		p = Problem{Pos: opts.Display + dir, Rule: "layout",
+		p = Problem{Pos: t.display + dir, Rule: "layout",
 			Message: fmt.Sprintf("package %s declares no `%s:` field; declare `%s: schema.%s & {…}`", dir, field, field, map[string]string{"env": "#Environment", "entrant": "#Entrant"}[field])}
 	} else if name, err := fv.LookupPath(cue.ParsePath("name")).String(); err != nil {
 		ps := fromError(err, "C15", dir, nil)
@@ -317,22 +260,7 @@ func (t *Tree) Environments() []string { return sortedKeys(t.envs) }
 func (t *Tree) Entrants() []string { return sortedKeys(t.entrants) }
 
 // Broken returns the problems of packages that did not build.
-func (t *Tree) Broken() []Problem { return t.shown(t.broken) }
-
-// shown rewrites positions in a tree on disk relative to it, so problems
-// name files as the author sees them.
-func (t *Tree) shown(ps []Problem) []Problem {
-	if t.root == "" {
-		return ps
-	}
-	prefix := t.root + string(filepath.Separator)
-	for i := range ps {
-		if rest, ok := strings.CutPrefix(ps[i].Pos, prefix); ok {
-			ps[i].Pos = t.display + rest
-		}
-	}
-	return ps
-}
+func (t *Tree) Broken() []Problem { return t.broken }
 
 // Supports reports whether the entrant lists the environment.
 func (t *Tree) Supports(entrant, env string) bool {

@@ -72,6 +72,10 @@ func fromError(err error, fallback, where string, locate func(field string) stri
 	for _, e := range errors.Errors(err) {
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)
+		// cue/build says only "import failed"; its cause says why.
+		if cause := errors.Unwrap(e); format == "import failed" && cause != nil {
+			msg += ": " + cause.Error()
+		}
 		field := strings.TrimPrefix(strings.Join(e.Path(), "."), "#Plan.")
 		if rest, ok := strings.CutPrefix(field, "entrant.env."); ok {
 			field = "env." + rest // the entrant's view of its environment

@@ -19,11 +19,11 @@ import (
 func (t *Tree) Resolve(envName, entrantName, variant string) (*schema.Plan, []Problem) {
 	pv, variant, problems := t.resolve(envName, entrantName, variant)
 	if len(problems) > 0 {
-		return nil, t.shown(problems)
+		return nil, problems
 	}
 	plan, err := t.decode(pv, envName, variant)
 	if err != nil {
-		return nil, t.shown(fromError(err, "", entrantName+" on "+envName, locator(pv)))
+		return nil, fromError(err, "", entrantName+" on "+envName, locator(pv))
 	}
 	return plan, nil
 }
@@ -32,7 +32,7 @@ func (t *Tree) Resolve(envName, entrantName, variant string) (*schema.Plan, []Pr
 // decoding it: what `spatec vet` needs.
 func (t *Tree) Check(envName, entrantName, variant string) []Problem {
 	_, _, problems := t.resolve(envName, entrantName, variant)
-	return t.shown(problems)
+	return problems
 }
 
 // resolve finds or builds the plan value and diagnoses it; variant "" is

@@ -1,0 +1,200 @@
+package compiler
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/build"
+	"cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/parser"
+	"cuelang.org/go/cue/token"
+)
+
+// A spatec tree is a closed CUE module: one package per directory, imports
+// of its own packages and of CUE's standard library only, no dependencies
+// and no build attributes. cue/load answers the general question (module
+// dependencies, registries, tags, several packages in a directory) and
+// pays for it on every run: about a tenth of `spatec vet` on a 2-core
+// machine. A source reads the closed case with cue/parser and assembles
+// the instances with cue/build, and refuses anything outside that case with
+// a message, so a tree it accepts means the same to `cue vet`.
+
+// moduleFile is the CUE module file at a tree's root.
+const moduleFile = "cue.mod/module.cue"
+
+// source parses a tree's packages and builds their instances, each once.
+type source struct {
+	fsys    fs.FS
+	display string // prefixes file names, as Options.Display
+	module  string // the module's import path, without its major version
+	parse   parser.Config
+	build   *build.Context
+	pkgs    map[string]*pkg // by directory, e.g. "entrants/flink"
+}
+
+// pkg is one package directory of the tree.
+type pkg struct {
+	name    string          // from its package clauses
+	inst    *build.Instance // nil while its imports are being loaded
+	loading bool
+}
+
+// newSource reads the module file. A tree whose module file is missing or
+// asks for more than a closed module fails here.
+func newSource(ctx *cue.Context, fsys fs.FS, display string) (*source, error) {
+	s := &source{fsys: fsys, display: display, pkgs: map[string]*pkg{}}
+	src, err := fs.ReadFile(fsys, moduleFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the module file: %w; a spatec tree is rooted where %s is", err, moduleFile)
+	}
+	f, err := parser.ParseFile(display+moduleFile, src)
+	if err != nil {
+		return nil, fmt.Errorf("reading the module file: %w", err)
+	}
+	mod := ctx.BuildFile(f)
+	var m struct {
+		Module   string                   `json:"module"`
+		Language struct{ Version string } `json:"language"`
+		Deps     map[string]any           `json:"deps"`
+	}
+	if err := mod.Decode(&m); err != nil {
+		return nil, fmt.Errorf("reading the module file: %w", err)
+	}
+	switch {
+	case m.Module == "":
+		return nil, fmt.Errorf("%s%s declares no module path; declare `module: \"example.com/tree@v0\"`", display, moduleFile)
+	case m.Language.Version == "":
+		return nil, fmt.Errorf("%s%s declares no language version; declare `language: version: \"v0.17.0\"`", display, moduleFile)
+	case len(m.Deps) > 0:
+		return nil, fmt.Errorf("%s%s depends on other modules; a spatec tree imports only its own packages and CUE's standard library: remove `deps`", display, moduleFile)
+	}
+	s.module = ast.ParseImportPath(m.Module).Path
+	s.parse = parser.NewConfig(parser.AllErrors).Apply(parser.Version(m.Language.Version))
+	s.build = build.NewContext(build.Loader(s.load))
+	return s, nil
+}
+
+// importPath is the canonical import path of a directory's package.
+func (s *source) importPath(dir, name string) string {
+	return ast.ImportPath{Path: s.module + "/" + dir, Qualifier: name}.String()
+}
+
+// canonical is how every instance names its imports, so that a package
+// imported with its qualifier and without it is one instance, under one
+// import path.
+func (s *source) canonical(importPath string) string {
+	ip := ast.ParseImportPath(importPath)
+	dir, ok := strings.CutPrefix(ip.Path, s.module+"/")
+	if !ok {
+		return ip.Canonical().String()
+	}
+	s.instance(dir) // learns its package name
+	if name := s.pkgs[dir].name; ip.Qualifier == "" || ip.Qualifier == name {
+		return s.importPath(dir, name)
+	}
+	return importPath // a qualifier that does not match: load says so
+}
+
+// instance returns the built instance of a directory's package; its Err
+// holds every problem that keeps it from building.
+func (s *source) instance(dir string) *build.Instance {
+	if p, ok := s.pkgs[dir]; ok {
+		if p.loading {
+			return s.failed(dir, errors.Newf(token.NoPos, "%s%s imports itself through its imports; break the cycle", s.display, dir))
+		}
+		return p.inst
+	}
+	p := &pkg{loading: true}
+	s.pkgs[dir] = p
+	files, name, err := s.parseDir(dir)
+	p.name = name
+	inst := s.build.NewInstance(s.display+dir, nil)
+	inst.ImportPath = s.importPath(dir, name)
+	inst.CanonicalImportPath = s.canonical
+	inst.Err = err
+	for _, f := range files {
+		if err := inst.AddSyntax(f); err != nil {
+			inst.Err = errors.Append(inst.Err, err)
+		}
+	}
+	if inst.Err == nil {
+		_ = inst.Complete() // its errors are in inst.Err
+	}
+	p.inst, p.loading = inst, false
+	return inst
+}
+
+// failed is an instance that cannot be built, for the reason given.
+func (s *source) failed(dir string, err errors.Error) *build.Instance {
+	inst := s.build.NewInstance(s.display+dir, nil)
+	inst.Err = err
+	return inst
+}
+
+// load resolves an import for cue/build. The standard library is left to
+// the evaluator (nil); anything outside the module is refused.
+func (s *source) load(pos token.Pos, importPath string) *build.Instance {
+	ip := ast.ParseImportPath(importPath)
+	dir, ok := strings.CutPrefix(ip.Path, s.module+"/")
+	if !ok {
+		if first, _, _ := strings.Cut(ip.Path, "/"); !strings.Contains(first, ".") {
+			return nil // CUE's standard library
+		}
+		return s.failed(ip.Path, errors.Newf(pos, "import %q: a spatec tree imports only its own packages (%s/…) and CUE's standard library", importPath, s.module))
+	}
+	inst := s.instance(dir)
+	if name := s.pkgs[dir].name; inst.Err == nil && ip.Qualifier != "" && ip.Qualifier != name {
+		return s.failed(dir, errors.Newf(pos, "import %q: %s holds package %s; import it as %q", importPath, dir, name, s.importPath(dir, name)))
+	}
+	return inst
+}
+
+// parseDir parses every .cue file of a directory (those named _* or .* are
+// ignored, as cue/load does), checking that they make one package without
+// build attributes. It reports every syntax error, not only the first.
+func (s *source) parseDir(dir string) (files []*ast.File, name string, errs errors.Error) {
+	names, err := fs.Glob(s.fsys, dir+"/*.cue")
+	if err != nil {
+		return nil, "", errors.Promote(err, "listing "+s.display+dir)
+	}
+	var first string // the file that set name
+	for _, fn := range names {
+		if base := path.Base(fn); strings.HasPrefix(base, "_") || strings.HasPrefix(base, ".") {
+			continue
+		}
+		src, err := fs.ReadFile(s.fsys, fn)
+		if err != nil {
+			errs = errors.Append(errs, errors.Promote(err, "reading "+s.display+fn))
+			continue
+		}
+		f, err := parser.ParseFile(s.display+fn, src, s.parse)
+		if err != nil {
+			errs = errors.Append(errs, errors.Promote(err, ""))
+			continue
+		}
+		for _, d := range f.Preamble() {
+			if a, ok := d.(*ast.Attribute); ok && strings.HasPrefix(a.Text, "@if(") {
+				errs = errors.Append(errs, errors.Newf(a.Pos(), "%s: build attributes select files by tag, and a plan must not depend on tags: remove it", a.Text))
+			}
+		}
+		switch n := f.PackageName(); {
+		case n == "":
+			errs = errors.Append(errs, errors.Newf(f.Pos(), "%s%s has no package clause; declare `package <name>` first", s.display, fn))
+			continue
+		case name == "":
+			name, first = n, fn
+		case n != name:
+			errs = errors.Append(errs, errors.Newf(f.Pos(), "%s%s is package %s, but %s%s is package %s; a directory holds one package", s.display, fn, n, s.display, first, name))
+			continue
+		}
+		files = append(files, f)
+	}
+	if len(names) == 0 {
+		errs = errors.Append(errs, errors.Newf(token.NoPos, "%s%s holds no .cue file", s.display, dir))
+	}
+	return files, name, errs
+}
