@@ -133,11 +133,14 @@ func execPlans(f execFlags, args []string) ([]*schema.Plan, error) {
 	if f.env == "" || len(args) == 0 {
 		return nil, usageError{"usage: spatec exec --env E entrant[:variant] ...  or  spatec exec plan.json"}
 	}
+	if f.env == allEnvs {
+		return nil, usageError{"--env all: one run is in one environment; name it"}
+	}
 	t, err := loadTree(f.tree)
 	if err != nil {
 		return nil, err
 	}
-	plans, problems := resolveAll(t, f.env, parseSelections(t, f.env, args))
+	plans, problems := resolveAll(t, parseSelections(t, f.env, args))
 	if len(problems) > 0 {
 		msgs := make([]string, len(problems))
 		for i, p := range problems {

@@ -106,7 +106,9 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: spatec <command> [flags] [args]
 
 commands:
-  plan --env E [entrant[:variant] ...]   resolve entrants against an environment and print the plan
+  plan --env E|all [entrant[:variant] ...]
+                                         resolve entrants (all, in every variant, by default)
+                                         against an environment (or every one) and print the plans
   vet                                    check every entrant against every environment it supports
   exec --env E entrant[:variant]         run an entrant under its plan (or: exec plan.json)
   ceiling --measure --env E              measure the broker and ClickHouse ceilings (C12)

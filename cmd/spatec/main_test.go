@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -61,6 +63,38 @@ func TestPlanJSONIsAVersionedDocument(t *testing.T) {
 	}
 }
 
+// TestPlanAllEnvironments plans every variant of every entrant in every
+// environment it supports, the same plans `spatec vet` and `cue vet -c .`
+// check.
+func TestPlanAllEnvironments(t *testing.T) {
+	code, out, errOut := cli(t, "plan", "--env", "all", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var docs []schema.Document
+	if err := json.Unmarshal([]byte(out), &docs); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, d := range docs {
+		got[d.Plan.Env.Name+"/"+d.Plan.Entrant.Name+":"+d.Plan.Variant] = true
+	}
+	// One of each kind: an entrant only one environment supports, a
+	// non-default variant, and the fixture.
+	for _, want := range []string{"bench-96c/flink:default", "retired-32c/vector:small-batch", "local/reference:small-batch"} {
+		if !got[want] {
+			t.Errorf("no plan %s among %v", want, slices.Sorted(maps.Keys(got)))
+		}
+	}
+	if got["retired-32c/flink:default"] {
+		t.Error("flink does not list retired-32c, yet it was planned there")
+	}
+	_, vetOut, _ := cli(t, "vet")
+	if want := fmt.Sprintf("%d plans,", len(docs)); !strings.HasPrefix(vetOut, want) || len(got) != len(docs) {
+		t.Errorf("plan --env all gave %d documents (%d distinct); vet says %q", len(docs), len(got), vetOut)
+	}
+}
+
 func TestVetFindsNoProblemInTheTree(t *testing.T) {
 	code, out, errOut := cli(t, "vet")
 	if code != exitOK || !strings.Contains(out, "no problems") {
@@ -69,7 +103,7 @@ func TestVetFindsNoProblemInTheTree(t *testing.T) {
 }
 
 func TestUsageErrorsExit2(t *testing.T) {
-	for _, args := range [][]string{{}, {"nope"}, {"plan"}, {"plan", "--env", "local", "-o", "yaml"}, {"exec", "--reps", "0", "--env", "local", "reference"}} {
+	for _, args := range [][]string{{}, {"nope"}, {"plan"}, {"plan", "--env", "local", "-o", "yaml"}, {"exec", "--reps", "0", "--env", "local", "reference"}, {"exec", "--env", "all", "reference"}} {
 		if code, _, _ := cli(t, args...); code != exitUsage {
 			t.Errorf("spatec %v: exit %d, want %d", args, code, exitUsage)
 		}

@@ -63,22 +63,44 @@ func findCheckout() string {
 	}
 }
 
-// selection is one requested entrant and variant ("" = default).
-type selection struct{ entrant, variant string }
+// selection is one requested plan: an environment, an entrant and a
+// variant ("" = the entrant's default).
+type selection struct{ env, entrant, variant string }
 
+// allEnvs is the --env value that selects every environment.
+const allEnvs = "all"
+
+// parseSelections expands the command line into plans. Without entrants,
+// every entrant that supports an environment is planned in every variant:
+// variants change caps and knobs, and each is reviewed. A named entrant
+// without a variant is planned in its default one.
 func parseSelections(t *compiler.Tree, env string, args []string) []selection {
-	var out []selection
-	if len(args) == 0 {
-		for _, e := range t.Entrants() {
-			if t.Supports(e, env) {
-				out = append(out, selection{entrant: e})
-			}
-		}
-		return out
+	envs := []string{env}
+	if env == allEnvs {
+		envs = t.Environments()
 	}
-	for _, a := range args {
-		e, v, _ := strings.Cut(a, ":")
-		out = append(out, selection{entrant: e, variant: v})
+	var out []selection
+	for i, env := range envs {
+		if len(args) == 0 {
+			for _, e := range t.Entrants() {
+				if !t.Supports(e, env) {
+					continue
+				}
+				variants, _ := t.Variants(e)
+				for _, v := range variants {
+					out = append(out, selection{env: env, entrant: e, variant: v})
+				}
+			}
+			continue
+		}
+		for _, a := range args {
+			e, v, _ := strings.Cut(a, ":")
+			known := slices.Contains(t.Entrants(), e)
+			if len(envs) > 1 && (known && !t.Supports(e, env) || !known && i > 0) {
+				continue // --env all: the environments it lists; an unknown one once
+			}
+			out = append(out, selection{env: env, entrant: e, variant: v})
+		}
 	}
 	return out
 }
@@ -86,7 +108,7 @@ func parseSelections(t *compiler.Tree, env string, args []string) []selection {
 func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	env := fs.String("env", "", "environment to resolve against (required)")
+	env := fs.String("env", "", "environment to resolve against, or \"all\" (required)")
 	out := fs.String("o", "table", "output: table or json")
 	tree := fs.String("tree", "", "CUE tree root (default: the checkout around the working directory, else the embedded tree)")
 	args, err := parseFlags(fs, args)
@@ -103,7 +125,7 @@ func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	plans, problems := resolveAll(t, *env, parseSelections(t, *env, args))
+	plans, problems := resolveAll(t, parseSelections(t, *env, args))
 	for _, p := range problems {
 		fmt.Fprintln(stderr, p)
 	}
@@ -136,16 +158,16 @@ func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // resolveAll resolves each selection, collecting every problem.
-func resolveAll(t *compiler.Tree, env string, sels []selection) ([]*schema.Plan, []compiler.Problem) {
+func resolveAll(t *compiler.Tree, sels []selection) ([]*schema.Plan, []compiler.Problem) {
 	var plans []*schema.Plan
 	problems := append([]compiler.Problem(nil), t.Broken()...)
 	for _, s := range sels {
-		if !t.Supports(s.entrant, env) && slices.Contains(t.Entrants(), s.entrant) {
+		if !t.Supports(s.entrant, s.env) && slices.Contains(t.Entrants(), s.entrant) {
 			problems = append(problems, compiler.Problem{Rule: "usage",
-				Message: fmt.Sprintf("entrant %s does not list %s in supports", s.entrant, env)})
+				Message: fmt.Sprintf("entrant %s does not list %s in supports", s.entrant, s.env)})
 			continue
 		}
-		p, ps := t.Resolve(env, s.entrant, s.variant)
+		p, ps := t.Resolve(s.env, s.entrant, s.variant)
 		problems = append(problems, ps...)
 		if p != nil {
 			plans = append(plans, p)
