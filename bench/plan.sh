@@ -5,6 +5,8 @@
 # each and the ratios:
 #   spatec vet                          checks every plan;
 #   spatec plan --env all -o json       also decodes, digests and prints them.
+# With perf, it also prints each command's page faults (last round): in a VM
+# each costs ~12 us, so they are a large share of all three.
 # Uses `perf stat -r` when perf is installed (Debian's linux-perf), three
 # rounds alternating the commands, else a median of interleaved runs.
 #
@@ -24,14 +26,20 @@ names=("spatec vet" "spatec plan --env all" "cue vet -c .")
 # Warm the page cache for all, and check all pass.
 for c in "${cmds[@]}"; do $c >/dev/null; done
 
-t=(0 0 0)
+t=(0 0 0) f=("" "" "")
 if perf stat -e task-clock true >/dev/null 2>&1; then
   how="perf stat -r $runs x 3 rounds, mean"
-  elapsed() { perf stat -r "$runs" -e task-clock "$@" 2>&1 >/dev/null | awk '/seconds time elapsed/ {print $1 * 1e6}'; }
+  # prints "<elapsed us> <page faults>"
+  measure() {
+    perf stat -r "$runs" -e page-faults "$@" 2>&1 >/dev/null |
+      awk '/page-faults/ {gsub(",", "", $1); pf = $1} /seconds time elapsed/ {print $1 * 1e6, pf}'
+  }
   for round in 1 2 3; do # alternate, so no command always runs on a warmer machine
     for i in 0 1 2; do
       # shellcheck disable=SC2086
-      t[$i]=$(awk -v a="${t[$i]}" -v b="$(elapsed ${cmds[$i]})" 'BEGIN {print a + b / 3}')
+      read -r us pf < <(measure ${cmds[$i]})
+      t[$i]=$(awk -v a="${t[$i]}" -v b="$us" 'BEGIN {print a + b / 3}')
+      f[$i]=$pf
     done
   done
 else
@@ -49,9 +57,10 @@ else
 fi
 echo "all 13 plans of the tree, wall time ($how)"
 for i in 0 1 2; do
-  awk -v n="${names[$i]}" -v s="${t[$i]}" -v c="${t[2]}" 'BEGIN {
+  awk -v n="${names[$i]}" -v s="${t[$i]}" -v c="${t[2]}" -v pf="${f[$i]}" 'BEGIN {
     printf "%-22s %7.1f ms", n, s / 1000
-    if (n != "cue vet -c .") printf "   %.2fx cue vet", s / c
+    printf "   %5s", (n != "cue vet -c .") ? sprintf("%.2fx", s / c) : "1.00x"
+    if (pf != "") printf "   %5d page faults", pf
     printf "\n"
   }'
 done

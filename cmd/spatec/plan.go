@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -25,10 +24,7 @@ const moduleLine = `module: "spatec.dev/spatec@v0"`
 // loadTree loads the CUE tree from dir when given, else from the checkout
 // around the working directory, else from the copy inside the binary.
 func loadTree(dir string) (*compiler.Tree, error) {
-	// Evaluating the tree allocates some tens of MiB in a burst and keeps
-	// little: collecting at 4x the live heap instead of 2x halves the
-	// collector's CPU, which on a busy host competes with the evaluation.
-	debug.SetGCPercent(400)
+	prepareHeap()
 	if dir == "" {
 		dir = findCheckout()
 	}
