@@ -15,6 +15,7 @@ import (
 	"spatec.dev/spatec/exec/cgroup"
 	"spatec.dev/spatec/exec/chstore"
 	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/gclog"
 	"spatec.dev/spatec/exec/progress"
 	"spatec.dev/spatec/exec/record"
 	"spatec.dev/spatec/exec/sample"
@@ -30,6 +31,10 @@ type armRun struct {
 
 	containers []armContainer
 	summary    sample.Summary
+	// heaps holds each JVM container's heap as its GC log gives it (C9);
+	// heapNotes says why a log could not be read.
+	heaps     map[string]gclog.Heap
+	heapNotes []string
 	// exited receives the first arm container to stop on its own.
 	exited chan exitEvent
 }
@@ -56,7 +61,7 @@ func (s *Session) newRun(plan *schema.Plan, opts Options) (*armRun, error) {
 		reps, rep = 1, 1
 	}
 	r := s.runner
-	run := &armRun{s: s, plan: plan, id: id, exited: make(chan exitEvent, len(plan.Entrant.Containers))}
+	run := &armRun{s: s, plan: plan, id: id, exited: make(chan exitEvent, len(plan.Entrant.Containers)), heaps: map[string]gclog.Heap{}}
 	run.rec = record.Record{
 		Schema: record.SchemaV1,
 		RunID:  id,
@@ -221,7 +226,7 @@ func (run *armRun) start(ctx context.Context) error {
 			Image:      c.Image,
 			Entrypoint: c.Entrypoint,
 			Args:       c.Args,
-			Env:        c.Environment,
+			Env:        containerEnv(c),
 			Files:      c.Files,
 			Labels: map[string]string{
 				LabelRun: run.id, LabelPlan: run.rec.Run.PlanDigest,
@@ -315,6 +320,8 @@ func (run *armRun) hold(ctx context.Context, d time.Duration) error {
 	if ctx.Err() != nil {
 		return &Failure{"interrupted: " + context.Cause(ctx).Error()}
 	}
+	run.readHeaps(ctx)
+	run.heapMetrics()
 	// A container that exits takes its cgroup with it, so a sampling error
 	// usually means an exit whose report is on its way: wait for it.
 	wait := time.Duration(0)
@@ -385,6 +392,8 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	for _, c := range run.containers {
 		_ = r.Engine.Stop(sctx, c.id, 10*time.Second)
 	}
+	// A stopped JVM has flushed its GC log.
+	run.readHeaps(sctx)
 	if count, distinct, cerr := store.Counts(sctx, table); cerr == nil {
 		res.drain.Count, res.drain.Distinct = count, distinct
 		res.drain.Duplicates = count - min(count, distinct)

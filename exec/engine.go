@@ -17,6 +17,7 @@ type Engine interface {
 	Inspect(ctx context.Context, id string) (engine.Container, error)
 	Wait(ctx context.Context, id string) (int, error)
 	Logs(ctx context.Context, id string, lines int) (string, error)
+	ReadFile(ctx context.Context, id, file string, limit int64) ([]byte, error)
 	Stop(ctx context.Context, id string, grace time.Duration) error
 	RemoveByLabel(ctx context.Context, key, value string) error
 	ImageExists(ctx context.Context, ref string) (bool, error)

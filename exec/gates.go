@@ -33,6 +33,7 @@ func (run *armRun) metrics(res drainResult) {
 		put("throttled_s."+c.Name, float64(c.ThrottledUsec)/1e6, "s", false)
 		put("oom_kills."+c.Name, float64(c.OOMKills), "count", false)
 	}
+	run.heapMetrics()
 	if sum.Arm.MemoryPeakKind == "lifetime" {
 		run.rec.Flags = appendOnce(run.rec.Flags, record.FlagPeakLifetime)
 	}
@@ -124,6 +125,9 @@ func (run *armRun) finish(err error, now time.Time) {
 	default:
 		run.rec.Status = record.StatusFailed
 		run.rec.Note = err.Error()
+	}
+	if len(run.heapNotes) > 0 {
+		run.rec.Note = strings.TrimPrefix(run.rec.Note+"; "+strings.Join(run.heapNotes, "; "), "; ")
 	}
 	for _, c := range run.containers {
 		_ = c.group.Close()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -311,5 +312,64 @@ func TestRefusesAVersionOtherThanThePin(t *testing.T) {
 	}
 	if res.Record.Status != record.StatusRefused || res.Record.SUT.Version != burntest.Version || res.Record.SUT.VersionPinned != "9.9.9" {
 		t.Errorf("record: status %s, version %q pinned %q", res.Record.Status, res.Record.SUT.Version, res.Record.SUT.VersionPinned)
+	}
+}
+
+// TestJVMHeapIsReadFromItsGCLog starts a container declared as a JVM: the
+// executor appends its GC-log option to JAVA_TOOL_OPTIONS (after the
+// entrant's own options), the program writes the log that option names
+// (burn -gclog, standing in for a JVM: no JVM image runs here), and the
+// record carries the heap figures read from it (C9), per container and for
+// the data plane.
+func TestJVMHeapIsReadFromItsGCLog(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t)
+	plan := burnPlan(holdEnv(), entrantName("jvm"), 0.5, 256*mib, "-gclog")
+	c := plan.Entrant.Containers["burn"]
+	c.Runtime = "jvm"
+	c.Environment = map[string]string{"JAVA_TOOL_OPTIONS": "-XX:+UseG1GC"}
+	plan.Entrant.Containers["burn"] = c
+	res, _, err := holdRun(t, e, plan, 1500*time.Millisecond)
+	if err != nil {
+		t.Fatalf("hold run: %s", describe(err))
+	}
+	m := res.Record.Metrics
+	for metric, want := range map[string]int64{
+		record.JVMHeapConfiguredBytes:    512 * mib,
+		record.JVMHeapCommittedPeakBytes: 300 * mib,
+		record.JVMHeapLivePeakBytes:      64 * mib,
+	} {
+		for _, name := range []string{metric, metric + ".burn"} {
+			if got := m[name].Value; got != float64(want) {
+				t.Errorf("%s = %v, want %v", name, got, want)
+			}
+		}
+	}
+	if slices.Contains(res.Record.Flags, record.FlagJVMHeapUnread) {
+		t.Errorf("flagged %s: %s", record.FlagJVMHeapUnread, res.Record.Note)
+	}
+}
+
+// TestJVMWithoutGCLogIsFlagged: a JVM container that leaves no GC log (it
+// ignored JAVA_TOOL_OPTIONS) still completes its run, flagged, with a note
+// naming the container and the cause.
+func TestJVMWithoutGCLogIsFlagged(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t)
+	plan := burnPlan(holdEnv(), entrantName("nolog"), 0.5, 256*mib)
+	c := plan.Entrant.Containers["burn"]
+	c.Runtime = "jvm"
+	plan.Entrant.Containers["burn"] = c
+	res, _, err := holdRun(t, e, plan, 1500*time.Millisecond)
+	if err != nil {
+		t.Fatalf("hold run: %s", describe(err))
+	}
+	rec := res.Record
+	if rec.Status != record.StatusOK || !slices.Contains(rec.Flags, record.FlagJVMHeapUnread) ||
+		!strings.Contains(rec.Note, "C9: the heap of burn is not recorded") {
+		t.Errorf("status %s, flags %v, note %q; want ok, flagged %s, with a C9 note", rec.Status, rec.Flags, rec.Note, record.FlagJVMHeapUnread)
+	}
+	if _, ok := rec.Metrics[record.JVMHeapConfiguredBytes]; ok {
+		t.Errorf("a heap figure was recorded without a log: %v", rec.Metrics)
 	}
 }

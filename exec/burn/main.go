@@ -4,6 +4,11 @@
 // code, so tests can check caps, measurements and failure reporting with a
 // workload whose behaviour is known exactly.
 //
+// With -gclog it also stands in for a JVM's logging: where JAVA_TOOL_OPTIONS
+// asks for a GC log file (-Xlog:…:file=PATH:…), it writes a short G1 log
+// with known figures there, so tests can check that the executor asks for
+// the log and reads it back.
+//
 // It is built statically (CGO_ENABLED=0) into a FROM scratch image, so it
 // relies on nothing but the kernel.
 package main
@@ -16,6 +21,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -40,7 +46,16 @@ type options struct {
 	hold    time.Duration
 	exit    int
 	version bool
+	gclog   bool
 }
+
+// gcLog is the G1 log -gclog writes: a 512 MiB heap, committed at most
+// 300 MiB, and at most 64 MiB occupied after a collection.
+const gcLog = `[0.010s][info][gc] Using G1
+[0.011s][info][gc,init] Heap Max Capacity: 512M
+[0.500s][info][gc] GC(0) Pause Young (Normal) (G1 Evacuation Pause) 100M->40M(256M) 3.000ms
+[0.900s][info][gc] GC(1) Pause Full (System.gc()) 200M->64M(300M) 9.000ms
+`
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -71,6 +86,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "burn: %v\n", err)
 		return 1
+	}
+	if opts.gclog {
+		if err := writeGCLog(os.Getenv("JAVA_TOOL_OPTIONS")); err != nil {
+			fmt.Fprintf(stderr, "burn: %v\n", err)
+			return 1
+		}
 	}
 	fmt.Fprintf(stdout, "burn ready: cpu=%g anon=%d shm=%d\n", opts.cpu, opts.anon, opts.shm)
 
@@ -107,6 +128,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&opts.hold, "hold", 0, "run this long, then exit (0: until SIGTERM, or at once with -exit)")
 	fs.IntVar(&opts.exit, "exit", -1, "exit with this code after -hold, printing a line to stderr first")
 	fs.BoolVar(&opts.version, "version", false, "print the version and exit")
+	fs.BoolVar(&opts.gclog, "gclog", false, "write a G1 log where JAVA_TOOL_OPTIONS' -Xlog asks for a file, as a JVM would")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -127,6 +149,22 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return options{}, fmt.Errorf("-shm: %w", err)
 	}
 	return opts, nil
+}
+
+// writeGCLog writes gcLog to the file javaToolOptions' -Xlog option names.
+func writeGCLog(javaToolOptions string) error {
+	_, rest, ok := strings.Cut(javaToolOptions, "-Xlog:")
+	if ok {
+		_, rest, ok = strings.Cut(rest, ":file=")
+	}
+	if !ok {
+		return fmt.Errorf("-gclog: JAVA_TOOL_OPTIONS %q names no -Xlog file", javaToolOptions)
+	}
+	path, _, _ := strings.Cut(rest, ":")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("-gclog: %w", err)
+	}
+	return os.WriteFile(path, []byte(gcLog), 0o644)
 }
 
 // parseSize reads a byte count written as a plain integer or with a binary

@@ -402,6 +402,36 @@ func (e *Engine) Logs(ctx context.Context, id string, lines int) (string, error)
 	return buf.String(), nil
 }
 
+// ErrNoFile says a container has no file at the path asked for.
+var ErrNoFile = errors.New("no such file in the container")
+
+// ReadFile copies one regular file out of a container, running or stopped,
+// reading at most limit bytes of it.
+func (e *Engine) ReadFile(ctx context.Context, id, file string, limit int64) ([]byte, error) {
+	rc, _, err := e.cli.CopyFromContainer(ctx, id, file)
+	if cerrdefs.IsNotFound(err) {
+		return nil, fmt.Errorf("reading %s from container %s: %w", file, id, ErrNoFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s from container %s: %w", file, id, err)
+	}
+	defer rc.Close()
+	// The engine sends a tar archive holding the one file.
+	tr := tar.NewReader(rc)
+	hdr, err := tr.Next()
+	if err != nil {
+		return nil, fmt.Errorf("reading %s from container %s: %w", file, id, err)
+	}
+	if hdr.Typeflag != tar.TypeReg {
+		return nil, fmt.Errorf("reading %s from container %s: it is not a regular file", file, id)
+	}
+	b, err := io.ReadAll(io.LimitReader(tr, limit))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s from container %s: %w", file, id, err)
+	}
+	return b, nil
+}
+
 // Stop asks a container to stop (SIGTERM), and kills it after grace.
 func (e *Engine) Stop(ctx context.Context, id string, grace time.Duration) error {
 	secs := int(math.Ceil(grace.Seconds()))

@@ -154,6 +154,45 @@ func TestEarlyExitGivesCodeAndLogTail(t *testing.T) {
 	}
 }
 
+// TestReadFileFromStoppedContainer copies a file out of a container that
+// has exited, as the executor reads a JVM arm's GC log after the drain.
+func TestReadFileFromStoppedContainer(t *testing.T) {
+	e := newEngine(t)
+	ctx := testContext(t)
+	run := scope(t, e)
+	created, err := e.Create(ctx, engine.ContainerSpec{
+		Name:       "spatec-read-" + run,
+		Image:      burntest.Image(t, e),
+		Args:       []string{"-exit", "0"},
+		Files:      map[string]string{"/tmp/log.txt": "line one\nline two\n"},
+		Labels:     map[string]string{testLabel: run},
+		NanoCPUs:   5e8,
+		Memory:     64 * mib,
+		MemorySwap: 64 * mib,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(ctx, created.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Wait(ctx, created.ID); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := e.ReadFile(ctx, created.ID, "/tmp/log.txt", 1<<20); err != nil || string(b) != "line one\nline two\n" {
+		t.Errorf("ReadFile = %q, %v", b, err)
+	}
+	if b, err := e.ReadFile(ctx, created.ID, "/tmp/log.txt", 8); err != nil || string(b) != "line one" {
+		t.Errorf("ReadFile with a limit of 8 = %q, %v", b, err)
+	}
+	if _, err := e.ReadFile(ctx, created.ID, "/tmp/none", 1<<20); !errors.Is(err, engine.ErrNoFile) {
+		t.Errorf("a missing file: got %v, want ErrNoFile", err)
+	}
+	if _, err := e.ReadFile(ctx, created.ID, "/tmp", 1<<20); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("a directory: got %v", err)
+	}
+}
+
 func TestStopEndsBurnPromptly(t *testing.T) {
 	e := newEngine(t)
 	ctx := testContext(t)

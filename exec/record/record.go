@@ -127,6 +127,7 @@ const (
 	FlagHeadroomUnproven = "headroom_unproven" // no usable ceiling to gate against (C12)
 	FlagPeakLifetime     = "peak_lifetime"     // memory.peak could not be reset: the peak covers the container's lifetime
 	FlagInterrupted      = "interrupted"       // the run was stopped by a signal
+	FlagJVMHeapUnread    = "jvm_heap_unread"   // a JVM container's GC log could not be read: its heap figures (C9) are missing
 )
 
 // Record is one run of one arm: one line of the results log.

@@ -1,0 +1,82 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+
+	"spatec.dev/spatec/exec/gclog"
+	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/schema"
+)
+
+// maxGCLog bounds how much of a GC log is read back. The gc, gc+init and
+// gc+heap tags write a few lines per collection, so a long run stays far
+// below it.
+const maxGCLog = 256 << 20
+
+// containerEnv is the environment a container starts with: its declared
+// one, and for a JVM the GC-log option appended to JAVA_TOOL_OPTIONS, which
+// every JVM reads at start-up, so that its heap figures (C9) can be read
+// back after the window. Logging these tags costs a few lines per
+// collection, the same for every JVM arm.
+func containerEnv(c schema.Container) map[string]string {
+	if c.Runtime != "jvm" {
+		return c.Environment
+	}
+	env := maps.Clone(c.Environment)
+	if env == nil {
+		env = map[string]string{}
+	}
+	env["JAVA_TOOL_OPTIONS"] = strings.TrimSpace(env["JAVA_TOOL_OPTIONS"] + " " + gclog.Option(gclog.Path))
+	return env
+}
+
+// readHeaps reads each JVM container's GC log back into run.heaps. A log
+// that cannot be read or parsed is not a failure of the run (C9 asks for
+// the figures "where the GC log allows"): the record is flagged and its
+// note says why.
+func (run *armRun) readHeaps(ctx context.Context) {
+	e := run.s.runner.Engine
+	for _, c := range run.containers {
+		if run.plan.Entrant.Containers[c.name].Runtime != "jvm" {
+			continue
+		}
+		b, err := e.ReadFile(ctx, c.id, gclog.Path, maxGCLog)
+		var h gclog.Heap
+		if err == nil {
+			h, err = gclog.Parse(bytes.NewReader(b))
+		}
+		if err != nil {
+			run.rec.Flags = appendOnce(run.rec.Flags, record.FlagJVMHeapUnread)
+			run.heapNotes = append(run.heapNotes, fmt.Sprintf("C9: the heap of %s is not recorded: %v", c.name, err))
+			continue
+		}
+		run.heaps[c.name] = h
+	}
+}
+
+// heapMetrics puts the JVM heap figures (C9) into the record: per container
+// as jvm_heap_*.<container>, and the data plane's also without a suffix. A
+// figure the log does not give is left out.
+func (run *armRun) heapMetrics() {
+	for name, h := range run.heaps {
+		dataPlane := run.plan.Entrant.Containers[name].Role == schema.RoleDataPlane
+		for metric, v := range map[string]int64{
+			record.JVMHeapConfiguredBytes:    h.ConfiguredBytes,
+			record.JVMHeapCommittedPeakBytes: h.CommittedPeakBytes,
+			record.JVMHeapLivePeakBytes:      h.LivePeakBytes,
+		} {
+			if v <= 0 {
+				continue
+			}
+			m := record.Metric{Value: float64(v), Unit: "bytes"}
+			run.rec.Metrics[metric+"."+name] = m
+			if dataPlane {
+				run.rec.Metrics[metric] = m
+			}
+		}
+	}
+}
