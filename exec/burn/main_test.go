@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"spatec.dev/spatec/exec/gclog"
 )
 
 func TestParseSize(t *testing.T) {
@@ -109,5 +111,29 @@ func TestMemoryIsResident(t *testing.T) {
 	}
 	if shm := kib("RssShmem"); shm < 8<<10 {
 		t.Errorf("RssShmem %d KiB, want at least 8 MiB", shm)
+	}
+}
+
+// TestWriteGCLog: -gclog writes where the executor's option says, a log the
+// executor's parser reads as the figures the exec tests expect.
+func TestWriteGCLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "gc.log")
+	if err := writeGCLog("-XX:+UseG1GC " + gclog.Option(path)); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h, err := gclog.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.ConfiguredBytes != 512<<20 || h.CommittedPeakBytes != 300<<20 || h.LivePeakBytes != 64<<20 {
+		t.Errorf("parsed %+v, want 512 MiB configured, 300 MiB committed, 64 MiB live", h)
+	}
+	if err := writeGCLog("-XX:+UseG1GC"); err == nil || !strings.Contains(err.Error(), "names no -Xlog file") {
+		t.Errorf("no -Xlog: got %v", err)
 	}
 }
