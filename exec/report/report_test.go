@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
@@ -367,5 +368,37 @@ func TestWriteJSONRoundTrips(t *testing.T) {
 	ch := arm(t, back.Sections[0], "chkafka")
 	if ch.Status != record.StatusInfraBound || ch.Metrics[record.RowsPerS].Median != 90000 || ch.Rank != 1 {
 		t.Errorf("chkafka after round trip: %+v", ch)
+	}
+}
+
+// TestTableShowsJVMHeap: a JVM arm's heap figures (C9) appear as a note of
+// its row, as medians over its runs; an arm without them gets no such note.
+func TestTableShowsJVMHeap(t *testing.T) {
+	root := t.TempDir()
+	heap := func(live float64) func(*record.Record) {
+		return func(r *record.Record) {
+			r.Metrics[record.JVMHeapConfiguredBytes] = record.Metric{Value: 8 << 30, Unit: "bytes"}
+			r.Metrics[record.JVMHeapCommittedPeakBytes] = record.Metric{Value: 6 << 30, Unit: "bytes"}
+			r.Metrics[record.JVMHeapLivePeakBytes] = record.Metric{Value: live, Unit: "bytes"}
+		}
+	}
+	appendAll(t, root,
+		run(t, "connect", 30000, at(0), heap(1<<30)),
+		run(t, "connect", 31000, at(time.Hour), heap(3<<30)),
+		run(t, "connect", 32000, at(2*time.Hour), heap(2<<30)),
+		run(t, "vector", 50000, at(0)))
+	rep, _ := load(t, root, Options{})
+	var buf bytes.Buffer
+	if err := rep.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	want := fmt.Sprintf("connect: JVM heap of the data plane (C9): configured %s, committed peak %s, live peak %s",
+		value(8<<30, "bytes"), value(6<<30, "bytes"), value(2<<30, "bytes"))
+	if !strings.Contains(out, want) {
+		t.Errorf("table lacks %q:\n%s", want, out)
+	}
+	if strings.Contains(out, "vector: JVM heap") {
+		t.Errorf("an arm without heap figures got a heap note:\n%s", out)
 	}
 }

@@ -101,6 +101,9 @@ func armNotes(s *Section) []string {
 		if k := knobsText(a.Knobs); k != "" {
 			out = append(out, fmt.Sprintf("%s: knobs %s", a.Label, k))
 		}
+		if h := heapText(a); h != "" {
+			out = append(out, fmt.Sprintf("%s: JVM heap of the data plane (C9): %s", a.Label, h))
+		}
 		for _, n := range a.Notes {
 			out = append(out, fmt.Sprintf("%s: %s", a.Label, n))
 		}
@@ -110,6 +113,22 @@ func armNotes(s *Section) []string {
 		}
 	}
 	return out
+}
+
+// heapText renders a JVM arm's heap figures (medians), or "" for an arm
+// that published none.
+func heapText(a *Arm) string {
+	var parts []string
+	for _, m := range []struct{ name, label string }{
+		{record.JVMHeapConfiguredBytes, "configured"},
+		{record.JVMHeapCommittedPeakBytes, "committed peak"},
+		{record.JVMHeapLivePeakBytes, "live peak"},
+	} {
+		if s := a.Metrics[m.name]; s != nil {
+			parts = append(parts, m.label+" "+medianText(s))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func baselineText(s *Section) string {
