@@ -112,9 +112,67 @@ func (s *Session) up(ctx context.Context) error {
 	if s.broker, err = broker.NewClient([]string{s.env.Infra.Broker.HostAddr}); err != nil {
 		return fmt.Errorf("connecting to the broker at %s: %w", s.env.Infra.Broker.HostAddr, err)
 	}
+	if err := s.ready(ctx, "broker", s.env.Infra.Broker, s.broker.Ping); err != nil {
+		return err
+	}
 	wl := s.env.Workload
-	if s.store, err = chstore.Open(ctx, s.env.Infra.ClickHouse.HostAddr, wl.Database, "default", ""); err != nil {
-		return fmt.Errorf("connecting to ClickHouse at %s: %w", s.env.Infra.ClickHouse.HostAddr, err)
+	return s.ready(ctx, "clickhouse", s.env.Infra.ClickHouse, func(ctx context.Context) error {
+		s.store, err = chstore.Open(ctx, s.env.Infra.ClickHouse.HostAddr, wl.Database, "default", "")
+		return err
+	})
+}
+
+// defaultInfraTimeout is how long a service started in a container has to
+// answer: Redpanda and ClickHouse take seconds after their process starts.
+const defaultInfraTimeout = 2 * time.Minute
+
+// ready calls probe until the service answers. A service spatec started in
+// a container is given the runner's InfraTimeout, and one that exits
+// meanwhile is reported with its log; an embedded or external service must
+// answer at once.
+func (s *Session) ready(ctx context.Context, key string, svc schema.Service, probe func(context.Context) error) error {
+	r := s.runner
+	timeout := r.InfraTimeout
+	if timeout <= 0 {
+		timeout = defaultInfraTimeout
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := probe(pctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		c := s.infraOf(key)
+		switch {
+		case ctx.Err() != nil:
+			return fmt.Errorf("waiting for the %s at %s: %w", key, svc.HostAddr, context.Cause(ctx))
+		case c == nil:
+			return err
+		case time.Now().After(deadline):
+			return fmt.Errorf("the %s (container %s) did not answer at %s within %s: %w; its log and `docker logs %s` say why",
+				key, c.name, svc.HostAddr, timeout, err, c.name)
+		}
+		if info, ierr := r.Engine.Inspect(ctx, c.id); ierr == nil && !info.Running {
+			logs, _ := r.Engine.Logs(ctx, c.id, 20)
+			return &Failure{fmt.Sprintf("the %s container %s exited with code %d before it answered at %s; its log ends:\n%s",
+				key, c.name, info.ExitCode, svc.HostAddr, logs)}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// infraOf is the container a service runs in, or nil when spatec did not
+// start it in one.
+func (s *Session) infraOf(key string) *infraContainer {
+	for i := range s.infra {
+		if s.infra[i].service == key {
+			return &s.infra[i]
+		}
 	}
 	return nil
 }

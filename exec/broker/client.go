@@ -72,6 +72,14 @@ func (c *Client) addrs() string { return strings.Join(c.seeds, ",") }
 // Close releases the client's connections.
 func (c *Client) Close() { c.cl.Close() }
 
+// Ping reports whether a broker answers.
+func (c *Client) Ping(ctx context.Context) error {
+	if err := c.cl.Ping(ctx); err != nil {
+		return fmt.Errorf("reaching the broker at %s: %w", c.addrs(), err)
+	}
+	return nil
+}
+
 // EnsureTopic creates topic with the given partition count, or accepts it
 // when it already exists with that count.
 func (c *Client) EnsureTopic(ctx context.Context, topic string, partitions int) error {
