@@ -13,6 +13,7 @@ import (
 	"spatec.dev/spatec/exec/burn/burntest"
 	"spatec.dev/spatec/exec/cgroup"
 	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/gclog"
 	"spatec.dev/spatec/exec/record"
 	"spatec.dev/spatec/schema"
 )
@@ -328,6 +329,7 @@ func TestJVMHeapIsReadFromItsGCLog(t *testing.T) {
 	c := plan.Entrant.Containers["burn"]
 	c.Runtime = "jvm"
 	c.Environment = map[string]string{"JAVA_TOOL_OPTIONS": "-XX:+UseG1GC"}
+	c.JVM = &schema.JVM{Heap: 512 * mib, GCLog: gclog.Option(gclog.Path)}
 	plan.Entrant.Containers["burn"] = c
 	res, _, err := holdRun(t, e, plan, 1500*time.Millisecond)
 	if err != nil {
@@ -359,6 +361,7 @@ func TestJVMWithoutGCLogIsFlagged(t *testing.T) {
 	plan := burnPlan(holdEnv(), entrantName("nolog"), 0.5, 256*mib)
 	c := plan.Entrant.Containers["burn"]
 	c.Runtime = "jvm"
+	c.JVM = &schema.JVM{Heap: 128 * mib, GCLog: gclog.Option(gclog.Path)}
 	plan.Entrant.Containers["burn"] = c
 	res, _, err := holdRun(t, e, plan, 1500*time.Millisecond)
 	if err != nil {

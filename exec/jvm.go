@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -18,19 +19,18 @@ import (
 const maxGCLog = 256 << 20
 
 // containerEnv is the environment a container starts with: its declared
-// one, and for a JVM the GC-log option appended to JAVA_TOOL_OPTIONS, which
-// every JVM reads at start-up, so that its heap figures (C9) can be read
-// back after the window. Logging these tags costs a few lines per
-// collection, the same for every JVM arm.
+// one, and for a JVM the plan's GC-log option (#JVM.gcLog) appended to
+// JAVA_TOOL_OPTIONS, which every JVM reads at start-up, so that its heap
+// figures (C9) can be read back after the window.
 func containerEnv(c schema.Container) map[string]string {
-	if c.Runtime != "jvm" {
+	if c.JVM == nil || c.JVM.GCLog == "" {
 		return c.Environment
 	}
 	env := maps.Clone(c.Environment)
 	if env == nil {
 		env = map[string]string{}
 	}
-	env["JAVA_TOOL_OPTIONS"] = strings.TrimSpace(env["JAVA_TOOL_OPTIONS"] + " " + gclog.Option(gclog.Path))
+	env["JAVA_TOOL_OPTIONS"] = strings.TrimSpace(env["JAVA_TOOL_OPTIONS"] + " " + c.JVM.GCLog)
 	return env
 }
 
@@ -41,14 +41,24 @@ func containerEnv(c schema.Container) map[string]string {
 func (run *armRun) readHeaps(ctx context.Context) {
 	e := run.s.runner.Engine
 	for _, c := range run.containers {
-		if run.plan.Entrant.Containers[c.name].Runtime != "jvm" {
+		decl := run.plan.Entrant.Containers[c.name]
+		if decl.Runtime != "jvm" {
 			continue
 		}
-		b, err := e.ReadFile(ctx, c.id, gclog.Path, maxGCLog)
-		var h gclog.Heap
-		if err == nil {
-			h, err = gclog.Parse(bytes.NewReader(b))
-		}
+		h, err := func() (gclog.Heap, error) {
+			if decl.JVM == nil {
+				return gclog.Heap{}, errors.New("it declares no jvm block, so no GC log was asked for")
+			}
+			path, err := gclog.File(decl.JVM.GCLog)
+			if err != nil {
+				return gclog.Heap{}, err
+			}
+			b, err := e.ReadFile(ctx, c.id, path, maxGCLog)
+			if err != nil {
+				return gclog.Heap{}, err
+			}
+			return gclog.Parse(bytes.NewReader(b))
+		}()
 		if err != nil {
 			run.rec.Flags = appendOnce(run.rec.Flags, record.FlagJVMHeapUnread)
 			run.heapNotes = append(run.heapNotes, fmt.Sprintf("C9: the heap of %s is not recorded: %v", c.name, err))

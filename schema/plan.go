@@ -189,6 +189,7 @@ type JVM struct {
 	Ceiling            int64  `json:"ceiling"`
 	GC                 string `json:"gc"`
 	LiveSet            int64  `json:"liveSet,omitempty"`
+	GCLog              string `json:"gcLog"`
 }
 
 // Budget is the C4 host arithmetic.

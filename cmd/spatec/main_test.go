@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/gclog"
 	"spatec.dev/spatec/exec/record"
 	"spatec.dev/spatec/internal/testenv"
 	"spatec.dev/spatec/schema"
@@ -92,6 +93,35 @@ func TestPlanAllEnvironments(t *testing.T) {
 	_, vetOut, _ := cli(t, "vet")
 	if want := fmt.Sprintf("%d plans,", len(docs)); !strings.HasPrefix(vetOut, want) || len(got) != len(docs) {
 		t.Errorf("plan --env all gave %d documents (%d distinct); vet says %q", len(docs), len(got), vetOut)
+	}
+}
+
+// TestPlansAskJVMsForTheLogTheExecutorReads: the GC-log option every JVM
+// plan carries (#JVM.gcLog) is the one exec/gclog reads, so the heap
+// figures of C9 can be recorded.
+func TestPlansAskJVMsForTheLogTheExecutorReads(t *testing.T) {
+	code, out, errOut := cli(t, "plan", "--env", "all", "-o", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var docs []schema.Document
+	if err := json.Unmarshal([]byte(out), &docs); err != nil {
+		t.Fatal(err)
+	}
+	jvms := 0
+	for _, d := range docs {
+		for name, c := range d.Plan.Entrant.Containers {
+			if c.Runtime != "jvm" {
+				continue
+			}
+			jvms++
+			if c.JVM == nil || c.JVM.GCLog != gclog.Option(gclog.Path) {
+				t.Errorf("%s:%s on %s, container %s: gcLog %+v, want %q", d.Plan.Entrant.Name, d.Plan.Variant, d.Plan.Env.Name, name, c.JVM, gclog.Option(gclog.Path))
+			}
+		}
+	}
+	if jvms == 0 {
+		t.Error("no JVM container in the tree's plans")
 	}
 }
 

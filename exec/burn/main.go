@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"spatec.dev/spatec/exec/gclog"
 )
 
 // Version is what -version prints; tests pin it to check version reading.
@@ -153,14 +155,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 
 // writeGCLog writes gcLog to the file javaToolOptions' -Xlog option names.
 func writeGCLog(javaToolOptions string) error {
-	_, rest, ok := strings.Cut(javaToolOptions, "-Xlog:")
-	if ok {
-		_, rest, ok = strings.Cut(rest, ":file=")
+	path, err := gclog.File(javaToolOptions)
+	if err != nil {
+		return fmt.Errorf("-gclog: %w", err)
 	}
-	if !ok {
-		return fmt.Errorf("-gclog: JAVA_TOOL_OPTIONS %q names no -Xlog file", javaToolOptions)
-	}
-	path, _, _ := strings.Cut(rest, ":")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("-gclog: %w", err)
 	}

@@ -133,7 +133,7 @@ func TestWriteGCLog(t *testing.T) {
 	if h.ConfiguredBytes != 512<<20 || h.CommittedPeakBytes != 300<<20 || h.LivePeakBytes != 64<<20 {
 		t.Errorf("parsed %+v, want 512 MiB configured, 300 MiB committed, 64 MiB live", h)
 	}
-	if err := writeGCLog("-XX:+UseG1GC"); err == nil || !strings.Contains(err.Error(), "names no -Xlog file") {
+	if err := writeGCLog("-XX:+UseG1GC"); err == nil || !strings.Contains(err.Error(), "has no -Xlog option that writes to a file") {
 		t.Errorf("no -Xlog: got %v", err)
 	}
 }

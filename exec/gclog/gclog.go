@@ -25,9 +25,26 @@ const Path = "/tmp/spatec-gc.log"
 
 // Option is the JVM option that writes the log Parse reads to path:
 // uptime, level and tags decorate each line, and filecount=0 keeps the JVM
-// from rotating the file away during a long run.
+// from rotating the file away during a long run. The schema's #JVM.gcLog
+// is Option(Path), which the plan carries to the executor.
 func Option(path string) string {
 	return "-Xlog:gc,gc+init,gc+heap:file=" + path + ":uptime,level,tags:filecount=0"
+}
+
+// File returns the file the -Xlog option among opts (JVM options, as in
+// JAVA_TOOL_OPTIONS) writes to.
+func File(opts string) (string, error) {
+	for _, o := range strings.Fields(opts) {
+		spec, ok := strings.CutPrefix(o, "-Xlog:")
+		if !ok {
+			continue
+		}
+		if _, rest, ok := strings.Cut(spec, ":file="); ok {
+			path, _, _ := strings.Cut(rest, ":")
+			return path, nil
+		}
+	}
+	return "", fmt.Errorf("%q has no -Xlog option that writes to a file; want one like %s", opts, Option(Path))
 }
 
 // Heap is what a GC log says of the heap. A figure the log does not give

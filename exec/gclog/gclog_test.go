@@ -102,3 +102,16 @@ func TestParseLiveJVM(t *testing.T) {
 		})
 	}
 }
+
+// TestFile finds the log file among JVM options, and says what it wanted
+// when there is none.
+func TestFile(t *testing.T) {
+	if got, err := File("-XX:+UseZGC  " + Option("/var/log/gc.log") + " -Dx=y"); err != nil || got != "/var/log/gc.log" {
+		t.Errorf("File = %q, %v; want /var/log/gc.log", got, err)
+	}
+	for _, opts := range []string{"", "-XX:+UseZGC", "-Xlog:gc"} {
+		if _, err := File(opts); err == nil || !strings.Contains(err.Error(), "no -Xlog option that writes to a file") {
+			t.Errorf("File(%q): got %v", opts, err)
+		}
+	}
+}
