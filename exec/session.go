@@ -137,7 +137,7 @@ func (s *Session) ready(ctx context.Context, key string, svc schema.Service, pro
 		timeout = defaultInfraTimeout
 	}
 	deadline := time.Now().Add(timeout)
-	for {
+	for tries := 0; ; tries++ {
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := probe(pctx)
 		cancel()
@@ -145,6 +145,9 @@ func (s *Session) ready(ctx context.Context, key string, svc schema.Service, pro
 			return nil
 		}
 		c := s.infraOf(key)
+		if c != nil && tries == 0 {
+			r.Progress.Printf("waiting up to %s for the %s (container %s) to answer at %s", timeout, key, c.name, svc.HostAddr)
+		}
 		switch {
 		case ctx.Err() != nil:
 			return fmt.Errorf("waiting for the %s at %s: %w", key, svc.HostAddr, context.Cause(ctx))
