@@ -10,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -254,10 +256,10 @@ func packageDirs(fsys fs.FS, root string) ([]string, error) {
 }
 
 // Environments returns the environment names, sorted.
-func (t *Tree) Environments() []string { return sortedKeys(t.envs) }
+func (t *Tree) Environments() []string { return slices.Sorted(maps.Keys(t.envs)) }
 
 // Entrants returns the entrant names, sorted.
-func (t *Tree) Entrants() []string { return sortedKeys(t.entrants) }
+func (t *Tree) Entrants() []string { return slices.Sorted(maps.Keys(t.entrants)) }
 
 // Broken returns the problems of packages that did not build.
 func (t *Tree) Broken() []Problem { return t.broken }
@@ -307,13 +309,4 @@ func (t *Tree) Variants(entrant string) (names []string, def string) {
 		return names, names[0]
 	}
 	return names, ""
-}
-
-func sortedKeys(m map[string]unit) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

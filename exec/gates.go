@@ -3,7 +3,8 @@ package exec
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,12 +85,7 @@ func (run *armRun) gate(res drainResult, ceilingsPath string) error {
 		"clickhouse_rows_per_s": {Value: c.ClickHouse.RowsPerSec, Unit: "rows/s", HigherIsBetter: true},
 	}
 	var over []string
-	keys := make([]string, 0, len(shares))
-	for k := range shares {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(shares)) {
 		if shares[k] > infraBoundShare {
 			over = append(over, fmt.Sprintf("%s at %.0f%% of its ceiling", k, 100*shares[k]))
 		}

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path"
@@ -247,7 +248,7 @@ func (e *Engine) Create(ctx context.Context, spec ContainerSpec) (Created, error
 func (e *Engine) copyFiles(ctx context.Context, id string, files map[string]string) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	for _, name := range sortedKeys(files) {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		if !strings.HasPrefix(name, "/") {
 			return fmt.Errorf("file %q: paths inside a container are absolute", name)
 		}
@@ -264,7 +265,7 @@ func (e *Engine) copyFiles(ctx context.Context, id string, files map[string]stri
 		return fmt.Errorf("packing files: %w", err)
 	}
 	if err := e.cli.CopyToContainer(ctx, id, "/", &buf, container.CopyToContainerOptions{}); err != nil {
-		return fmt.Errorf("writing files %s: %w", strings.Join(sortedKeys(files), ", "), err)
+		return fmt.Errorf("writing files %s: %w", strings.Join(slices.Sorted(maps.Keys(files)), ", "), err)
 	}
 	return nil
 }
@@ -631,7 +632,7 @@ func scratchContext(img ScratchImage) ([]byte, error) {
 		files[clean] = data
 	}
 	if _, ok := files[img.Entrypoint[0]]; !ok {
-		return nil, fmt.Errorf("entrypoint %q is not one of the image's files %v; give its absolute path inside the image", img.Entrypoint[0], sortedKeys(files))
+		return nil, fmt.Errorf("entrypoint %q is not one of the image's files %v; give its absolute path inside the image", img.Entrypoint[0], slices.Sorted(maps.Keys(files)))
 	}
 	entrypoint, err := json.Marshal(img.Entrypoint)
 	if err != nil {
@@ -656,7 +657,7 @@ func scratchContext(img ScratchImage) ([]byte, error) {
 		return nil, fmt.Errorf("writing the build context: %w", err)
 	}
 	dirs := map[string]bool{}
-	for _, name := range sortedKeys(files) {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		// Parent directories first, each once.
 		for dir := path.Dir(name); dir != "/"; dir = path.Dir(dir) {
 			if dirs[dir] {
@@ -665,12 +666,12 @@ func scratchContext(img ScratchImage) ([]byte, error) {
 			dirs[dir] = true
 		}
 	}
-	for _, dir := range sortedKeys(dirs) {
+	for _, dir := range slices.Sorted(maps.Keys(dirs)) {
 		if err := add(&tar.Header{Name: "rootfs" + dir + "/", Mode: 0o755, Typeflag: tar.TypeDir}, nil); err != nil {
 			return nil, fmt.Errorf("writing the build context: %w", err)
 		}
 	}
-	for _, name := range sortedKeys(files) {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		data := files[name]
 		if err := add(&tar.Header{Name: "rootfs" + name, Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg}, data); err != nil {
 			return nil, fmt.Errorf("writing the build context: %w", err)
@@ -680,15 +681,6 @@ func scratchContext(img ScratchImage) ([]byte, error) {
 		return nil, fmt.Errorf("writing the build context: %w", err)
 	}
 	return buf.Bytes(), nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // BuildContextDir builds the image tag from a build context directory with

@@ -15,6 +15,7 @@ package record
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -307,7 +308,7 @@ func (r *Record) Check() []string {
 		add("missing provenance: %s (C14: every record says what produced it)", strings.Join(missing, ", "))
 	}
 
-	for _, name := range sortedKeys(r.Metrics) {
+	for _, name := range slices.Sorted(maps.Keys(r.Metrics)) {
 		if u := r.Metrics[name].Unit; !KnownUnit(u) {
 			add("metric %s has unit %q, which is not a known unit (known: %s); add a new unit to record.KnownUnits together with the code that emits it",
 				name, u, strings.Join(KnownUnits, ", "))
@@ -325,13 +326,4 @@ func statusList() string {
 		s[i] = string(st)
 	}
 	return strings.Join(s, ", ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

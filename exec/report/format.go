@@ -2,7 +2,9 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -120,7 +122,7 @@ func knobsText(k map[string]any) string {
 		return ""
 	}
 	parts := make([]string, 0, len(k))
-	for _, name := range sortedKeys(k) {
+	for _, name := range slices.Sorted(maps.Keys(k)) {
 		parts = append(parts, fmt.Sprintf("%s=%v", name, k[name]))
 	}
 	return strings.Join(parts, " ")

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -428,7 +429,7 @@ func (a *Arm) aggregate() {
 	if n := a.StatusCounts[record.StatusInfraBound]; n > 0 {
 		a.Notes = append(a.Notes, fmt.Sprintf("infra_bound in %d of %d runs: the broker or ClickHouse ran above 70%% of its ceiling, so the figure may describe the infrastructure", n, a.Runs))
 	}
-	for _, f := range sortedKeys(a.Flags) {
+	for _, f := range slices.Sorted(maps.Keys(a.Flags)) {
 		a.Notes = append(a.Notes, fmt.Sprintf("flag %s in %d of %d runs", f, a.Flags[f], a.Runs))
 	}
 }
@@ -466,13 +467,4 @@ func labelArms(arms []*Arm) {
 			a.Label += "#" + hex.EncodeToString(sum[:3])
 		}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

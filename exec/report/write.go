@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -180,7 +181,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 				strconv.Itoa(a.Runs), strconv.Itoa(a.Measured),
 				strconv.Itoa(a.Rank), strconv.FormatBool(a.Tied), ratio, s.Baseline,
 			}
-			names := sortedKeys(a.Metrics)
+			names := slices.Sorted(maps.Keys(a.Metrics))
 			if len(names) == 0 {
 				if err := cw.Write(append(head, make([]string, 8)...)); err != nil {
 					return fmt.Errorf("writing the report CSV: %w", err)
