@@ -13,17 +13,9 @@ func BenchmarkAllPlans(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, env := range tr.Environments() {
-			for _, ent := range tr.Entrants() {
-				if !tr.Supports(ent, env) {
-					continue
-				}
-				variants, _ := tr.Variants(ent)
-				for _, v := range variants {
-					if ps := tr.Check(env, ent, v); len(ps) > 0 {
-						b.Fatal(ps)
-					}
-				}
+		for _, id := range tr.Plans() {
+			if ps := tr.Check(id.Env, id.Entrant, id.Variant); len(ps) > 0 {
+				b.Fatal(ps)
 			}
 		}
 	}

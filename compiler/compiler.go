@@ -261,6 +261,28 @@ func (t *Tree) Environments() []string { return slices.Sorted(maps.Keys(t.envs))
 // Entrants returns the entrant names, sorted.
 func (t *Tree) Entrants() []string { return slices.Sorted(maps.Keys(t.entrants)) }
 
+// PlanID names one plan: an environment, an entrant and a variant ("" is
+// the entrant's default where a plan is asked for).
+type PlanID struct{ Env, Entrant, Variant string }
+
+// Plans lists every plan of the tree: each variant of each entrant against
+// each environment it supports, sorted by environment, entrant and variant.
+func (t *Tree) Plans() []PlanID {
+	var out []PlanID
+	for _, env := range t.Environments() {
+		for _, ent := range t.Entrants() {
+			if !t.Supports(ent, env) {
+				continue
+			}
+			variants, _ := t.Variants(ent)
+			for _, v := range variants {
+				out = append(out, PlanID{env, ent, v})
+			}
+		}
+	}
+	return out
+}
+
 // Broken returns the problems of packages that did not build.
 func (t *Tree) Broken() []Problem { return t.broken }
 

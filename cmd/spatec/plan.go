@@ -59,10 +59,6 @@ func findCheckout() string {
 	}
 }
 
-// selection is one requested plan: an environment, an entrant and a
-// variant ("" = the entrant's default).
-type selection struct{ env, entrant, variant string }
-
 // allEnvs is the --env value that selects every environment.
 const allEnvs = "all"
 
@@ -70,32 +66,28 @@ const allEnvs = "all"
 // every entrant that supports an environment is planned in every variant:
 // variants change caps and knobs, and each is reviewed. A named entrant
 // without a variant is planned in its default one.
-func parseSelections(t *compiler.Tree, env string, args []string) []selection {
+func parseSelections(t *compiler.Tree, env string, args []string) []compiler.PlanID {
+	var out []compiler.PlanID
+	if len(args) == 0 {
+		for _, id := range t.Plans() {
+			if env == allEnvs || id.Env == env {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
 	envs := []string{env}
 	if env == allEnvs {
 		envs = t.Environments()
 	}
-	var out []selection
 	for i, env := range envs {
-		if len(args) == 0 {
-			for _, e := range t.Entrants() {
-				if !t.Supports(e, env) {
-					continue
-				}
-				variants, _ := t.Variants(e)
-				for _, v := range variants {
-					out = append(out, selection{env: env, entrant: e, variant: v})
-				}
-			}
-			continue
-		}
 		for _, a := range args {
 			e, v, _ := strings.Cut(a, ":")
 			known := slices.Contains(t.Entrants(), e)
 			if len(envs) > 1 && (known && !t.Supports(e, env) || !known && i > 0) {
 				continue // --env all: the environments it lists; an unknown one once
 			}
-			out = append(out, selection{env: env, entrant: e, variant: v})
+			out = append(out, compiler.PlanID{Env: env, Entrant: e, Variant: v})
 		}
 	}
 	return out
@@ -153,17 +145,17 @@ func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// resolveAll resolves each selection, collecting every problem.
-func resolveAll(t *compiler.Tree, sels []selection) ([]*schema.Plan, []compiler.Problem) {
+// resolveAll resolves each wanted plan, collecting every problem.
+func resolveAll(t *compiler.Tree, ids []compiler.PlanID) ([]*schema.Plan, []compiler.Problem) {
 	var plans []*schema.Plan
 	problems := append([]compiler.Problem(nil), t.Broken()...)
-	for _, s := range sels {
-		if !t.Supports(s.entrant, s.env) && slices.Contains(t.Entrants(), s.entrant) {
+	for _, id := range ids {
+		if !t.Supports(id.Entrant, id.Env) && slices.Contains(t.Entrants(), id.Entrant) {
 			problems = append(problems, compiler.Problem{Rule: "usage",
-				Message: fmt.Sprintf("entrant %s does not list %s in supports", s.entrant, s.env)})
+				Message: fmt.Sprintf("entrant %s does not list %s in supports", id.Entrant, id.Env)})
 			continue
 		}
-		p, ps := t.Resolve(s.env, s.entrant, s.variant)
+		p, ps := t.Resolve(id.Env, id.Entrant, id.Variant)
 		problems = append(problems, ps...)
 		if p != nil {
 			plans = append(plans, p)
@@ -185,20 +177,11 @@ func cmdVet(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	problems := append([]compiler.Problem(nil), t.Broken()...)
-	n := 0
-	for _, env := range t.Environments() {
-		for _, ent := range t.Entrants() {
-			if !t.Supports(ent, env) {
-				continue
-			}
-			variants, _ := t.Variants(ent)
-			for _, v := range variants {
-				ps := t.Check(env, ent, v)
-				problems = append(problems, ps...)
-				n++
-			}
-		}
+	ids := t.Plans()
+	for _, id := range ids {
+		problems = append(problems, t.Check(id.Env, id.Entrant, id.Variant)...)
 	}
+	n := len(ids)
 	for _, p := range problems {
 		fmt.Fprintln(stderr, p)
 	}
