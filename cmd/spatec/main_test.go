@@ -64,10 +64,9 @@ func TestPlanJSONIsAVersionedDocument(t *testing.T) {
 	}
 }
 
-// TestPlanAllEnvironments plans every variant of every entrant in every
-// environment it supports, the same plans `spatec vet` and `cue vet -c .`
-// check.
-func TestPlanAllEnvironments(t *testing.T) {
+// planAll runs `spatec plan --env all -o json` and decodes its documents.
+func planAll(t *testing.T) []schema.Document {
+	t.Helper()
 	code, out, errOut := cli(t, "plan", "--env", "all", "-o", "json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -76,6 +75,14 @@ func TestPlanAllEnvironments(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &docs); err != nil {
 		t.Fatal(err)
 	}
+	return docs
+}
+
+// TestPlanAllEnvironments plans every variant of every entrant in every
+// environment it supports, the same plans `spatec vet` and `cue vet -c .`
+// check.
+func TestPlanAllEnvironments(t *testing.T) {
+	docs := planAll(t)
 	got := map[string]bool{}
 	for _, d := range docs {
 		got[d.Plan.Env.Name+"/"+d.Plan.Entrant.Name+":"+d.Plan.Variant] = true
@@ -100,14 +107,7 @@ func TestPlanAllEnvironments(t *testing.T) {
 // plan carries (#JVM.gcLog) is the one exec/gclog reads, so the heap
 // figures of C9 can be recorded.
 func TestPlansAskJVMsForTheLogTheExecutorReads(t *testing.T) {
-	code, out, errOut := cli(t, "plan", "--env", "all", "-o", "json")
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	var docs []schema.Document
-	if err := json.Unmarshal([]byte(out), &docs); err != nil {
-		t.Fatal(err)
-	}
+	docs := planAll(t)
 	jvms := 0
 	for _, d := range docs {
 		for name, c := range d.Plan.Entrant.Containers {
