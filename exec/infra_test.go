@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -11,8 +12,19 @@ import (
 
 	"spatec.dev/spatec/exec/broker"
 	"spatec.dev/spatec/exec/burn/burntest"
+	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/schema"
 )
+
+// infraTest readies a test of container infrastructure: the engine, the
+// host's ClickHouse, the burn image and a context.
+func infraTest(t *testing.T) (*engine.Engine, context.Context) {
+	e := newEngine(t)
+	requireClickHouse(t)
+	burntest.Image(t, e)
+	ctx, _ := testContext(t, 60*time.Second)
+	return e, ctx
+}
 
 // containerBrokerEnv is testEnv with the broker declared as a container,
 // the way the bench environments declare Redpanda. No broker image runs
@@ -33,10 +45,7 @@ func containerBrokerEnv(t *testing.T, brokerAddr string, burnArgs ...string) sch
 // time after it starts is waited for, its caps are read back (C6 applies to
 // the infrastructure), and closing the session removes it.
 func TestContainerInfraIsWaitedFor(t *testing.T) {
-	e := newEngine(t)
-	requireClickHouse(t)
-	burntest.Image(t, e)
-	ctx, _ := testContext(t, 60*time.Second)
+	e, ctx := infraTest(t)
 	addr := freeAddr(t)
 	_, p, _ := net.SplitHostPort(addr)
 	port, _ := strconv.Atoi(p)
@@ -77,10 +86,7 @@ func TestContainerInfraIsWaitedFor(t *testing.T) {
 // it answers fails the session at once, naming the container, its exit
 // code and the end of its log.
 func TestInfraContainerExitIsReported(t *testing.T) {
-	e := newEngine(t)
-	requireClickHouse(t)
-	burntest.Image(t, e)
-	ctx, _ := testContext(t, 60*time.Second)
+	e, ctx := infraTest(t)
 	env := containerBrokerEnv(t, freeAddr(t), "-hold", "1s", "-exit", "3")
 	r := newRunner(t, e, nil)
 	r.InfraTimeout = 40 * time.Second
@@ -106,10 +112,7 @@ func TestInfraContainerExitIsReported(t *testing.T) {
 // fails the session after the runner's InfraTimeout, naming the service,
 // its container, its address, the time waited and where to look.
 func TestInfraTimeoutNamesTheService(t *testing.T) {
-	e := newEngine(t)
-	requireClickHouse(t)
-	burntest.Image(t, e)
-	ctx, _ := testContext(t, 60*time.Second)
+	e, ctx := infraTest(t)
 	addr := freeAddr(t)
 	env := containerBrokerEnv(t, addr, "-cpu", "0")
 	r := newRunner(t, e, nil)
