@@ -39,26 +39,12 @@ func containerEnv(c schema.Container) map[string]string {
 // the figures "where the GC log allows"): the record is flagged and its
 // note says why.
 func (run *armRun) readHeaps(ctx context.Context) {
-	e := run.s.runner.Engine
 	for _, c := range run.containers {
 		decl := run.plan.Entrant.Containers[c.name]
 		if decl.Runtime != "jvm" {
 			continue
 		}
-		h, err := func() (gclog.Heap, error) {
-			if decl.JVM == nil {
-				return gclog.Heap{}, errors.New("it declares no jvm block, so no GC log was asked for")
-			}
-			path, err := gclog.File(decl.JVM.GCLog)
-			if err != nil {
-				return gclog.Heap{}, err
-			}
-			b, err := e.ReadFile(ctx, c.id, path, maxGCLog)
-			if err != nil {
-				return gclog.Heap{}, err
-			}
-			return gclog.Parse(bytes.NewReader(b))
-		}()
+		h, err := run.readHeap(ctx, c.id, decl.JVM)
 		if err != nil {
 			run.rec.Flags = appendOnce(run.rec.Flags, record.FlagJVMHeapUnread)
 			run.heapNotes = append(run.heapNotes, fmt.Sprintf("C9: the heap of %s is not recorded: %v", c.name, err))
@@ -66,6 +52,23 @@ func (run *armRun) readHeaps(ctx context.Context) {
 		}
 		run.heaps[c.name] = h
 	}
+}
+
+// readHeap copies out of a container the GC log its plan's gcLog option
+// names, and parses it.
+func (run *armRun) readHeap(ctx context.Context, id string, jvm *schema.JVM) (gclog.Heap, error) {
+	if jvm == nil {
+		return gclog.Heap{}, errors.New("it declares no jvm block, so no GC log was asked for")
+	}
+	path, err := gclog.File(jvm.GCLog)
+	if err != nil {
+		return gclog.Heap{}, err
+	}
+	b, err := run.s.runner.Engine.ReadFile(ctx, id, path, maxGCLog)
+	if err != nil {
+		return gclog.Heap{}, err
+	}
+	return gclog.Parse(bytes.NewReader(b))
 }
 
 // heapMetrics puts the JVM heap figures (C9) into the record: per container
