@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -104,7 +100,7 @@ func (s *Session) newRun(plan *schema.Plan, opts Options) (*armRun, error) {
 			svc = s.env.Infra.ClickHouse
 		}
 		run.rec.Run.Infra = append(run.rec.Run.Infra, record.Container{
-			Name: c.name, Role: c.service, Image: svc.Image.Ref, ImageDigest: svc.Image.Digest,
+			Name: c.name, Role: c.service, Image: c.image.ref, ImageDigest: c.image.id, Recipe: c.image.recipe,
 			CPUs: fmt.Sprintf("%.2f", svc.CPUs), MemoryBytes: svc.Memory,
 		})
 	}
@@ -119,24 +115,16 @@ func (run *armRun) prepareImages(ctx context.Context) error {
 	e := r.Engine
 	for _, n := range run.plan.ContainerNames() {
 		c := run.plan.Entrant.Containers[n]
-		// A program is built once per session: every repetition runs the
-		// same image.
-		if c.Build != nil && !run.s.built[c.Image] {
-			if err := r.buildProgram(ctx, c); err != nil {
-				return err
-			}
-			run.s.built[c.Image] = true
-		}
-		img, err := e.ImageDigest(ctx, c.Image)
+		img, err := run.s.ensureImage(ctx, c.Image, c.Build)
 		if err != nil {
-			var missing *engine.ImageMissingError
-			if errors.As(err, &missing) {
-				return refusef("%s: container %s: %v", run.plan.Entrant.Name, n, err)
+			var ref *Refusal
+			if errors.As(err, &ref) {
+				return refusef("%s: container %s: %v", run.plan.Entrant.Name, n, ref.Reason)
 			}
 			return err
 		}
 		run.rec.SUT.Containers = append(run.rec.SUT.Containers, record.Container{
-			Name: n, Role: c.Role, Image: c.Image, ImageDigest: img.ID,
+			Name: n, Role: c.Role, Image: c.Image, ImageDigest: img.id, Recipe: img.recipe,
 			CPUs: fmt.Sprintf("%.2f", c.CPUs), MemoryBytes: c.Memory,
 		})
 	}
@@ -149,7 +137,7 @@ func (run *armRun) prepareImages(ctx context.Context) error {
 		Entrypoint:  v.Command,
 		Labels:      map[string]string{LabelRun: run.id},
 		NetworkMode: "none",
-	})
+	}, nil)
 	if err != nil {
 		return fmt.Errorf("reading the version of %s inside %s: %w", run.plan.Entrant.Name, probe.Image, err)
 	}
@@ -168,42 +156,6 @@ func (run *armRun) prepareImages(ctx context.Context) error {
 			run.plan.Entrant.Name, probe.Image, m[1], v.Pin)
 	}
 	return nil
-}
-
-// buildProgram compiles a Go program of this module statically and builds
-// it into a FROM scratch image, so an arm needs no registry.
-func (r *Runner) buildProgram(ctx context.Context, c schema.Container) error {
-	if r.SourceDir == "" {
-		return fmt.Errorf("image %s is built from %s, which needs a spatec checkout: run spatec from one", c.Image, c.Build.Program)
-	}
-	dir, err := os.MkdirTemp("", "spatec-build-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	name := path.Base(c.Build.Program)
-	bin := filepath.Join(dir, name)
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, c.Build.Program)
-	cmd.Dir = r.SourceDir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building %s for image %s: %w\n%s", c.Build.Program, c.Image, err, out)
-	}
-	b, err := os.ReadFile(bin)
-	if err != nil {
-		return err
-	}
-	entry := c.Entrypoint
-	if len(entry) == 0 {
-		entry = []string{"/" + name}
-	}
-	_, err = r.Engine.BuildScratchImage(ctx, engine.ScratchImage{
-		Tag:        c.Image,
-		Files:      map[string][]byte{name: b},
-		Entrypoint: entry,
-		Labels:     map[string]string{"dev.spatec.program": c.Build.Program},
-	})
-	return err
 }
 
 // start creates and starts the arm's containers, control planes first, and

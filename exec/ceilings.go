@@ -8,9 +8,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
-	"spatec.dev/spatec/exec/chstore"
+	"spatec.dev/spatec/exec/ceiling"
+	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/schema"
 )
 
@@ -23,20 +26,30 @@ type Ceilings struct {
 	InfraDigest  string `json:"infra_digest"`
 	Partitions   int    `json:"partitions"`
 	MessageBytes int    `json:"message_bytes"`
-	// Broker is the consume ceiling: raw fetch, no consumer group.
-	Broker struct {
-		MessagesPerSec float64 `json:"messages_per_s"`
-		BytesPerSec    float64 `json:"bytes_per_s"`
-	} `json:"broker"`
-	// ClickHouse is the ingest ceiling, per wire format.
-	ClickHouse struct {
-		Format      string                `json:"format"`
-		RowsPerSec  float64               `json:"rows_per_s"`
-		Concurrency int                   `json:"concurrency"`
-		Levels      []chstore.IngestLevel `json:"levels"`
-	} `json:"clickhouse"`
+	ceiling.Figures
+	// MeasuredFrom says where the measuring client ran: MeasuredInNetwork
+	// or MeasuredFromHost.
+	MeasuredFrom  string    `json:"measured_from"`
 	MeasuredAt    time.Time `json:"measured_at"`
 	SpatecVersion string    `json:"spatec_version"`
+}
+
+// Where a ceiling pass measures from.
+const (
+	// MeasuredInNetwork: a client in a container on the run's network,
+	// reaching the services the way the arms do.
+	MeasuredInNetwork = "run network"
+	// MeasuredFromHost: spatec's own process, for services on the host.
+	MeasuredFromHost = "host"
+)
+
+// measuredFrom is where the ceilings of env must be measured from: inside
+// the run's network when its services run in containers there.
+func measuredFrom(env schema.Environment) string {
+	if env.Network == "bridge" {
+		return MeasuredInNetwork
+	}
+	return MeasuredFromHost
 }
 
 // CeilingsPath is where an environment's ceilings live under a results root.
@@ -74,6 +87,9 @@ func (c *Ceilings) Usable(p *schema.Plan) error {
 	if want := float64(p.Env.Workload.MessageBytes); math.Abs(float64(c.MessageBytes)-want) > 0.05*want {
 		why = append(why, fmt.Sprintf("they were measured at %d-byte messages, the plan's are %d (more than 5%% off)", c.MessageBytes, p.Env.Workload.MessageBytes))
 	}
+	if want := measuredFrom(p.Env); c.MeasuredFrom != want {
+		why = append(why, fmt.Sprintf("they were measured from %q, and %s's are measured from its %s", c.MeasuredFrom, p.Env.Name, want))
+	}
 	if c.Broker.MessagesPerSec <= 0 || c.Broker.BytesPerSec <= 0 || c.ClickHouse.RowsPerSec <= 0 {
 		why = append(why, "a ceiling is missing")
 	}
@@ -83,9 +99,15 @@ func (c *Ceilings) Usable(p *schema.Plan) error {
 	return nil
 }
 
+// ceilingImage is the image of the in-network ceiling client.
+const ceilingImage = "spatec-ceiling:0.1.0"
+
 // MeasureCeilings runs the ceiling pass on the session's infrastructure:
 // the broker's consume ceiling over the prefilled topic, and ClickHouse's
-// native ingest ceiling with a concurrency sweep into a scratch table.
+// native ingest ceiling with a concurrency sweep into a scratch table. For
+// services in containers on the run's network it runs the measuring client
+// in a container on that network, as an arm would reach them; for services
+// on the host, in this process.
 func (s *Session) MeasureCeilings(ctx context.Context, plan *schema.Plan) (*Ceilings, error) {
 	r := s.runner
 	if _, err := s.prefill(ctx, plan); err != nil {
@@ -93,37 +115,64 @@ func (s *Session) MeasureCeilings(ctx context.Context, plan *schema.Plan) (*Ceil
 	}
 	wl := plan.Env.Workload
 	c := &Ceilings{Env: plan.Env.Name, InfraDigest: plan.InfraDigest(), Partitions: plan.Env.Partitions,
-		MessageBytes: wl.MessageBytes, MeasuredAt: r.now().UTC(), SpatecVersion: r.Version}
+		MessageBytes: wl.MessageBytes, MeasuredFrom: measuredFrom(plan.Env), MeasuredAt: r.now().UTC(), SpatecVersion: r.Version}
+	spec := s.corpus(plan)
 
-	r.Progress.Start("ceiling/broker", 0, "")
-	bc, err := s.broker.ConsumeCeiling(ctx, wl.Topic, 0)
+	r.Progress.Start("ceiling", 0, "")
+	var err error
+	if c.MeasuredFrom == MeasuredInNetwork {
+		c.Figures, err = s.measureInNetwork(ctx, plan)
+	} else {
+		c.Figures, err = ceiling.Measure(ctx, ceiling.Target{
+			Brokers: []string{s.hostAddrs["broker"]}, ClickHouse: s.hostAddrs["clickhouse"],
+			Database: wl.Database, Topic: wl.Topic, Spec: spec,
+		}, r.Progress.Printf)
+	}
 	if err != nil {
 		r.Progress.Fail(err)
-		return nil, fmt.Errorf("measuring the consume ceiling: %w", err)
-	}
-	r.Progress.End()
-	c.Broker.MessagesPerSec, c.Broker.BytesPerSec = bc.MessagesPerSec, bc.BytesPerSec
-
-	table := wl.Database + ".spatec_ceiling"
-	if err := s.store.Exec(ctx, chstore.DefaultDDL(table)); err != nil {
 		return nil, err
 	}
-	defer func() { _ = s.store.DropTable(context.WithoutCancel(ctx), table) }()
-	r.Progress.Start("ceiling/clickhouse", 0, "")
-	sweep, err := s.store.IngestCeiling(ctx, table, chstore.IngestOptions{
-		Spec: s.corpus(plan),
-		Progress: func(l chstore.IngestLevel) {
-			r.Progress.Printf("clickhouse ingest: %d writers, %.0f rows/s", l.Concurrency, l.RowsPerSec)
+	r.Progress.End()
+	return c, nil
+}
+
+// measureInNetwork runs cmd/spatec-ceiling in a container on the run's
+// network and reads its figures, relaying what it says as it goes.
+func (s *Session) measureInNetwork(ctx context.Context, plan *schema.Plan) (ceiling.Figures, error) {
+	r := s.runner
+	var f ceiling.Figures
+	img, err := s.ensureImage(ctx, ceilingImage, &schema.Build{Program: "./cmd/spatec-ceiling"})
+	if err != nil {
+		return f, err
+	}
+	wl, spec := plan.Env.Workload, s.corpus(plan)
+	name := "spatec-ceiling-" + s.id[len(s.id)-12:]
+	r.Progress.Printf("measuring the ceilings from container %s on network %s", name, s.network)
+	code, out, err := r.Engine.RunOnce(ctx, engine.ContainerSpec{
+		Name:  name,
+		Image: img.ref,
+		Args: []string{
+			"-brokers", plan.Env.Endpoints.Brokers, "-clickhouse", plan.Env.Endpoints.ClickHouse,
+			"-database", wl.Database, "-topic", wl.Topic, "-dataset", spec.Dataset,
+			"-messages", strconv.FormatInt(spec.Messages, 10), "-events-per-message", strconv.Itoa(spec.EventsPerMessage),
+			"-message-bytes", strconv.Itoa(spec.MessageBytes),
 		},
+		Labels:      map[string]string{LabelRun: s.id, LabelRole: "ceiling"},
+		NetworkMode: s.network,
+	}, func(line string) {
+		if !strings.HasPrefix(line, "{") {
+			r.Progress.Printf("%s", line)
+		}
 	})
 	if err != nil {
-		r.Progress.Fail(err)
-		return nil, fmt.Errorf("measuring the ingest ceiling: %w", err)
+		return f, fmt.Errorf("running the ceiling client %s: %w", name, err)
 	}
-	r.Progress.End()
-	c.ClickHouse.Format, c.ClickHouse.RowsPerSec = "Native", sweep.Best.RowsPerSec
-	c.ClickHouse.Concurrency, c.ClickHouse.Levels = sweep.Best.Concurrency, sweep.Levels
-	return c, nil
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	last := lines[len(lines)-1]
+	if code != 0 || json.Unmarshal([]byte(last), &f) != nil {
+		return f, fmt.Errorf("the ceiling client %s exited with code %d; its output ends:\n%s", name, code, strings.Join(lines[max(0, len(lines)-10):], "\n"))
+	}
+	return f, nil
 }
 
 // Write stores the ceilings at path.

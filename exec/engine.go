@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"spatec.dev/spatec/exec/engine"
@@ -22,8 +23,9 @@ type Engine interface {
 	RemoveByLabel(ctx context.Context, key, value string) error
 	ImageExists(ctx context.Context, ref string) (bool, error)
 	ImageDigest(ctx context.Context, ref string) (engine.Image, error)
-	RunOnce(ctx context.Context, spec engine.ContainerSpec) (int, string, error)
+	RunOnce(ctx context.Context, spec engine.ContainerSpec, onLine func(string)) (int, string, error)
 	BuildScratchImage(ctx context.Context, img engine.ScratchImage) (string, error)
+	LoadImage(ctx context.Context, archive io.Reader) ([]string, error)
 }
 
 // Labels spatec puts on everything a run creates; teardown removes by

@@ -84,6 +84,7 @@ func (run *armRun) gate(res drainResult, ceilingsPath string) error {
 		"broker_bytes_per_s":    {Value: c.Broker.BytesPerSec, Unit: "bytes/s", HigherIsBetter: true},
 		"clickhouse_rows_per_s": {Value: c.ClickHouse.RowsPerSec, Unit: "rows/s", HigherIsBetter: true},
 	}
+	run.rec.Run.CeilingsMeasuredFrom = c.MeasuredFrom
 	var over []string
 	for _, k := range slices.Sorted(maps.Keys(shares)) {
 		if shares[k] > infraBoundShare {

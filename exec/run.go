@@ -51,6 +51,9 @@ type Runner struct {
 	// SourceDir is the module checkout that programs declared by a
 	// container's build are compiled from.
 	SourceDir string
+	// CacheDir keeps what is slow to make and made the same way every time:
+	// the root file systems of Debian recipes. "" keeps nothing.
+	CacheDir string
 	// InfraTimeout is how long an infrastructure container has to answer
 	// after it starts; 0 means two minutes.
 	InfraTimeout time.Duration

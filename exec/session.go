@@ -37,8 +37,11 @@ type Session struct {
 	infra        []infraContainer
 	network      string
 	tableReady   bool
-	// built lists the images this session built from programs.
-	built map[string]bool
+	// images holds every image the session made sure of, by reference.
+	images map[string]image
+	// hostAddrs are the addresses spatec reaches the services at, by
+	// service: as declared, or the container's own on the run's network.
+	hostAddrs map[string]string
 }
 
 // infraContainer is a running infrastructure container.
@@ -46,6 +49,7 @@ type infraContainer struct {
 	service string // broker or clickhouse
 	name    string
 	id      string
+	image   image
 	group   *cgroup.Group
 }
 
@@ -56,7 +60,8 @@ func (r *Runner) Open(ctx context.Context, env schema.Environment, hold bool) (*
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{runner: r, env: env, id: id, infraCgroups: map[string]map[string]string{}, built: map[string]bool{}}
+	s := &Session{runner: r, env: env, id: id, infraCgroups: map[string]map[string]string{},
+		images: map[string]image{}, hostAddrs: map[string]string{}}
 	if s.host, err = r.Engine.Info(ctx); err != nil {
 		return nil, fmt.Errorf("reading the engine's host facts: %w", err)
 	}
@@ -65,6 +70,18 @@ func (r *Runner) Open(ctx context.Context, env schema.Environment, hold bool) (*
 	}
 	if hold {
 		return s, nil
+	}
+	// Images first: building one reports progress of its own.
+	for _, svc := range env.Infra.Services() {
+		if svc.Run != "container" {
+			continue
+		}
+		if svc.Image == nil {
+			return nil, refusef("%s: %s runs as a container but declares no image (C11)", env.Name, svc.Name)
+		}
+		if _, err := s.ensureImage(ctx, serviceRef(svc), svc.Build); err != nil {
+			return nil, fmt.Errorf("the image of %s: %w", svc.Name, err)
+		}
 	}
 	r.Progress.Start(progress.PhaseInfra, 2, "services")
 	if err := s.up(ctx); err != nil {
@@ -105,19 +122,22 @@ func (s *Session) up(ctx context.Context) error {
 			if s.embedded, err = broker.StartEmbedded(ctx, s.env.Partitions, broker.WithPorts(port)); err != nil {
 				return err
 			}
+			s.hostAddrs[svc.key] = svc.svc.HostAddr
+		case "external":
+			s.hostAddrs[svc.key] = svc.svc.HostAddr
 		}
 		r.Progress.Add(1)
 	}
 	var err error
-	if s.broker, err = broker.NewClient([]string{s.env.Infra.Broker.HostAddr}); err != nil {
-		return fmt.Errorf("connecting to the broker at %s: %w", s.env.Infra.Broker.HostAddr, err)
+	if s.broker, err = broker.NewClient([]string{s.hostAddrs["broker"]}); err != nil {
+		return fmt.Errorf("connecting to the broker at %s: %w", s.hostAddrs["broker"], err)
 	}
-	if err := s.ready(ctx, "broker", s.env.Infra.Broker, s.broker.Ping); err != nil {
+	if err := s.ready(ctx, "broker", s.broker.Ping); err != nil {
 		return err
 	}
 	wl := s.env.Workload
-	return s.ready(ctx, "clickhouse", s.env.Infra.ClickHouse, func(ctx context.Context) error {
-		s.store, err = chstore.Open(ctx, s.env.Infra.ClickHouse.HostAddr, wl.Database, "default", "")
+	return s.ready(ctx, "clickhouse", func(ctx context.Context) error {
+		s.store, err = chstore.Open(ctx, s.hostAddrs["clickhouse"], wl.Database, "default", "")
 		return err
 	})
 }
@@ -130,7 +150,7 @@ const defaultInfraTimeout = 2 * time.Minute
 // a container is given the runner's InfraTimeout, and one that exits
 // meanwhile is reported with its log; an embedded or external service must
 // answer at once.
-func (s *Session) ready(ctx context.Context, key string, svc schema.Service, probe func(context.Context) error) error {
+func (s *Session) ready(ctx context.Context, key string, probe func(context.Context) error) error {
 	r := s.runner
 	timeout := r.InfraTimeout
 	if timeout <= 0 {
@@ -146,21 +166,21 @@ func (s *Session) ready(ctx context.Context, key string, svc schema.Service, pro
 		}
 		c := s.infraOf(key)
 		if c != nil && tries == 0 {
-			r.Progress.Printf("waiting up to %s for the %s (container %s) to answer at %s", timeout, key, c.name, svc.HostAddr)
+			r.Progress.Printf("waiting up to %s for the %s (container %s) to answer at %s", timeout, key, c.name, s.hostAddrs[key])
 		}
 		switch {
 		case ctx.Err() != nil:
-			return fmt.Errorf("waiting for the %s at %s: %w", key, svc.HostAddr, context.Cause(ctx))
+			return fmt.Errorf("waiting for the %s at %s: %w", key, s.hostAddrs[key], context.Cause(ctx))
 		case c == nil:
 			return err
 		case time.Now().After(deadline):
 			return fmt.Errorf("the %s (container %s) did not answer at %s within %s: %w; its log and `docker logs %s` say why",
-				key, c.name, svc.HostAddr, timeout, err, c.name)
+				key, c.name, s.hostAddrs[key], timeout, err, c.name)
 		}
 		if info, ierr := r.Engine.Inspect(ctx, c.id); ierr == nil && !info.Running {
 			logs, _ := r.Engine.Logs(ctx, c.id, 20)
 			return &Failure{fmt.Sprintf("the %s container %s exited with code %d before it answered at %s; its log ends:\n%s",
-				key, c.name, info.ExitCode, svc.HostAddr, logs)}
+				key, c.name, info.ExitCode, s.hostAddrs[key], logs)}
 		}
 		select {
 		case <-ctx.Done():
@@ -184,16 +204,13 @@ func (s *Session) infraOf(key string) *infraContainer {
 // verifies them: C6 applies to the infrastructure too.
 func (s *Session) startInfra(ctx context.Context, key string, svc schema.Service) error {
 	r := s.runner
-	if svc.Image == nil {
-		return refusef("%s: %s runs as a container but declares no image (C11)", s.env.Name, key)
-	}
-	ref := svc.Image.Ref
-	if svc.Image.Digest != "" {
-		ref = strings.SplitN(ref, ":", 2)[0] + "@" + svc.Image.Digest
+	img, err := s.ensureImage(ctx, serviceRef(svc), svc.Build)
+	if err != nil {
+		return err
 	}
 	spec := engine.ContainerSpec{
 		Name:       svc.Name,
-		Image:      ref,
+		Image:      img.ref,
 		Args:       svc.Args,
 		Labels:     map[string]string{LabelRun: s.id, LabelRole: "infra/" + key},
 		NanoCPUs:   schema.NanoCPUs(svc.CPUs),
@@ -228,7 +245,33 @@ func (s *Session) startInfra(ctx context.Context, key string, svc schema.Service
 		return err
 	}
 	s.infraCgroups[svc.Name] = raw
-	s.infra = append(s.infra, infraContainer{service: key, name: svc.Name, id: created.ID, group: group})
+	s.infra = append(s.infra, infraContainer{service: key, name: svc.Name, id: created.ID, image: img, group: group})
+	return s.reach(ctx, key, svc, created.ID)
+}
+
+// reach settles the address spatec uses for a service in a container: the
+// declared hostAddr, or else the container's own address on the run's
+// network, at the port of the address the arms use. The host routes to the
+// networks the run created, so no published port (and no port proxy, which
+// would set a ceiling of its own) stands between spatec and the service.
+func (s *Session) reach(ctx context.Context, key string, svc schema.Service, id string) error {
+	if svc.HostAddr != "" {
+		s.hostAddrs[key] = svc.HostAddr
+		return nil
+	}
+	port, err := portOf(svc.Addr)
+	if err != nil {
+		return fmt.Errorf("%s: %w", svc.Name, err)
+	}
+	c, err := s.runner.Engine.Inspect(ctx, id)
+	if err != nil {
+		return err
+	}
+	ip := c.Addresses[s.network]
+	if s.network == "" || ip == "" {
+		return fmt.Errorf("%s declares no hostAddr and has no address on the run's network (network %q, addresses %v); declare hostAddr or run the environment on a bridge network", svc.Name, s.network, c.Addresses)
+	}
+	s.hostAddrs[key] = net.JoinHostPort(ip, strconv.Itoa(port))
 	return nil
 }
 

@@ -71,6 +71,7 @@ type Service struct {
 	Run            string            `json:"run"`
 	Name           string            `json:"name"`
 	Image          *Image            `json:"image,omitempty"`
+	Build          *Build            `json:"build,omitempty"`
 	CPUs           float64           `json:"cpus"`
 	Cpuset         string            `json:"cpuset,omitempty"`
 	Memory         int64             `json:"memory"`
@@ -78,7 +79,7 @@ type Service struct {
 	Args           []string          `json:"args"`
 	Publish        map[string]string `json:"publish"`
 	Addr           string            `json:"addr"`
-	HostAddr       string            `json:"hostAddr"`
+	HostAddr       string            `json:"hostAddr,omitempty"`
 	SchemaRegistry *SchemaRegistry   `json:"schemaRegistry,omitempty"`
 }
 
@@ -111,6 +112,7 @@ type Workload struct {
 	Rows             int64  `json:"rows"`
 	Database         string `json:"database"`
 	Table            string `json:"table"`
+	Columns          string `json:"columns"`
 	DDL              string `json:"ddl"`
 	DrainTimeout     int    `json:"drainTimeout"`
 }
@@ -174,9 +176,26 @@ type Container struct {
 	JVM         *JVM              `json:"jvm,omitempty"`
 }
 
-// Build says how the executor builds a container's image itself.
+// Build says how the executor builds an image itself: exactly one of its
+// fields is set.
 type Build struct {
-	Program string `json:"program"`
+	// Program is a Go package of this module, built into a FROM scratch
+	// image.
+	Program string `json:"program,omitempty"`
+	// Debian is a recipe of Debian packages.
+	Debian *Debian `json:"debian,omitempty"`
+}
+
+// Debian is a recipe for an image made of Debian packages (#Debian).
+type Debian struct {
+	Suite       string            `json:"suite"`
+	Sources     []string          `json:"sources"`
+	Packages    []string          `json:"packages"`
+	Files       map[string]string `json:"files"`
+	User        string            `json:"user"`
+	Entrypoint  []string          `json:"entrypoint"`
+	Environment map[string]string `json:"environment"`
+	Epoch       int64             `json:"epoch"`
 }
 
 // JVM is a JVM container's heap declaration (C9).

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,8 +21,8 @@ import (
 
 // execFlags are the flags exec and ceiling share.
 type execFlags struct {
-	env, tree, results string
-	period             time.Duration
+	env, tree, results, cache string
+	period                    time.Duration
 }
 
 func (f *execFlags) register(fs *flag.FlagSet) {
@@ -29,6 +30,17 @@ func (f *execFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tree, "tree", "", "CUE tree root (default: the checkout around the working directory, else the embedded tree)")
 	fs.StringVar(&f.results, "results", "results", "results root: records go to <results>/<env>/<entrant>/<YYYY-MM>.jsonl")
 	fs.DurationVar(&f.period, "period", 100*time.Millisecond, "sampler period")
+	fs.StringVar(&f.cache, "cache", defaultCache(), "cache of root file systems built from Debian recipes")
+}
+
+// defaultCache is the user's cache directory for spatec, or "" (no cache)
+// when the user has none.
+func defaultCache() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "spatec", "rootfs")
 }
 
 func cmdExec(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -171,6 +183,7 @@ func newRunner(ctx context.Context, f execFlags, stderr io.Writer) (*exec.Runner
 		Version:   v,
 		Commit:    c,
 		SourceDir: src,
+		CacheDir:  f.cache,
 	}, func() { e.Close() }, nil
 }
 
@@ -272,6 +285,6 @@ func writeCeilings(w io.Writer, path string, c *exec.Ceilings) error {
 	fmt.Fprintf(w, "ceilings of %s (%s, measured %s)\n", c.Env, path, c.MeasuredAt.Format(time.RFC3339))
 	fmt.Fprintf(w, "  broker consume   %12.0f msg/s  %12.0f bytes/s\n", c.Broker.MessagesPerSec, c.Broker.BytesPerSec)
 	fmt.Fprintf(w, "  clickhouse ingest %11.0f rows/s (%s, %d writers)\n", c.ClickHouse.RowsPerSec, c.ClickHouse.Format, c.ClickHouse.Concurrency)
-	fmt.Fprintf(w, "  under infra %s, %d partitions, %d-byte messages\n", c.InfraDigest, c.Partitions, c.MessageBytes)
+	fmt.Fprintf(w, "  under infra %s, %d partitions, %d-byte messages, measured from the %s\n", c.InfraDigest, c.Partitions, c.MessageBytes, c.MeasuredFrom)
 	return nil
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
@@ -341,6 +342,16 @@ func (e *Engine) Inspect(ctx context.Context, id string) (Container, error) {
 		c.StartedAt = parseTime(s.StartedAt)
 		c.FinishedAt = parseTime(s.FinishedAt)
 	}
+	if ns := resp.NetworkSettings; ns != nil {
+		for name, ep := range ns.Networks {
+			if ep != nil && ep.IPAddress != "" {
+				if c.Addresses == nil {
+					c.Addresses = map[string]string{}
+				}
+				c.Addresses[name] = ep.IPAddress
+			}
+		}
+	}
 	if h := resp.HostConfig; h != nil {
 		c.NetworkMode = string(h.NetworkMode)
 		c.Resources = Resources{
@@ -544,6 +555,15 @@ func (e *ImageMissingError) Error() string {
 		"`docker build -t %s DIR` or `docker load -i FILE.tar` (spatec pulls nothing from a registry)", e.Ref, e.Ref)
 }
 
+// RemoveImage removes the image ref (its tag, and the image when no other
+// tag holds it). A missing image is not an error.
+func (e *Engine) RemoveImage(ctx context.Context, ref string) error {
+	if _, err := e.cli.ImageRemove(ctx, ref, image.RemoveOptions{PruneChildren: true}); err != nil && !cerrdefs.IsNotFound(err) {
+		return fmt.Errorf("removing image %s: %w", ref, err)
+	}
+	return nil
+}
+
 // ImageExists reports whether the engine holds the image ref.
 func (e *Engine) ImageExists(ctx context.Context, ref string) (bool, error) {
 	if _, err := e.cli.ImageInspect(ctx, ref); err != nil {
@@ -574,9 +594,11 @@ func (e *Engine) ImageDigest(ctx context.Context, ref string) (Image, error) {
 
 // RunOnce runs a short-lived container to completion and returns its exit
 // code and its whole output, then removes it whatever happened. It serves
-// probes such as reading an entrant's version inside its image (C16); it
-// does not verify caps, so create warnings are not reported.
-func (e *Engine) RunOnce(ctx context.Context, spec ContainerSpec) (exitCode int, logs string, err error) {
+// probes such as reading an entrant's version inside its image (C16) and
+// the in-network ceiling pass; it does not verify caps, so create warnings
+// are not reported. onLine, when not nil, is given each line of output as
+// the container writes it.
+func (e *Engine) RunOnce(ctx context.Context, spec ContainerSpec, onLine func(string)) (exitCode int, logs string, err error) {
 	created, err := e.Create(ctx, spec)
 	if err != nil {
 		return -1, "", err
@@ -592,12 +614,102 @@ func (e *Engine) RunOnce(ctx context.Context, spec ContainerSpec) (exitCode int,
 	if err := e.Start(ctx, created.ID); err != nil {
 		return -1, "", err
 	}
+	followed := make(chan struct{})
+	if onLine != nil {
+		go func() {
+			defer close(followed)
+			e.follow(ctx, created.ID, onLine)
+		}()
+	} else {
+		close(followed)
+	}
 	code, err := e.Wait(ctx, created.ID)
+	<-followed
 	if err != nil {
 		return code, "", err
 	}
 	logs, err = e.Logs(ctx, created.ID, 0)
 	return code, logs, err
+}
+
+// follow hands each line a container writes to onLine until its output
+// ends (the container stopped) or ctx is done.
+func (e *Engine) follow(ctx context.Context, id string, onLine func(string)) {
+	rc, err := e.cli.ContainerLogs(ctx, id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
+	if err != nil {
+		return
+	}
+	defer rc.Close()
+	lw := &lineWriter{onLine: onLine}
+	_, _ = stdcopy.StdCopy(lw, lw, rc)
+	lw.flush()
+}
+
+// lineWriter calls onLine for every complete line written to it.
+type lineWriter struct {
+	onLine  func(string)
+	partial []byte
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.onLine(string(w.partial[:i]))
+		w.partial = w.partial[i+1:]
+	}
+}
+
+func (w *lineWriter) flush() {
+	if len(w.partial) > 0 {
+		w.onLine(string(w.partial))
+		w.partial = nil
+	}
+}
+
+// LoadImage loads an image archive (the format `docker save` writes:
+// manifest.json, the image config and its layers) through the engine's API
+// and returns the IDs of the images it loaded. Errors arrive inside the
+// response stream, which is read to its end.
+func (e *Engine) LoadImage(ctx context.Context, archive io.Reader) ([]string, error) {
+	resp, err := e.cli.ImageLoad(ctx, archive, client.ImageLoadWithQuiet(true))
+	if err != nil {
+		return nil, fmt.Errorf("loading an image archive: %w", err)
+	}
+	defer resp.Body.Close()
+	var ids []string
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var msg struct {
+			Stream      string `json:"stream"`
+			Error       string `json:"error"`
+			ErrorDetail *struct {
+				Message string `json:"message"`
+			} `json:"errorDetail"`
+		}
+		if err := dec.Decode(&msg); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, fmt.Errorf("loading an image archive: reading the engine's answer: %w", err)
+		}
+		if msg.ErrorDetail != nil && msg.ErrorDetail.Message != "" {
+			msg.Error = msg.ErrorDetail.Message
+		}
+		if msg.Error != "" {
+			return nil, fmt.Errorf("loading an image archive: the engine reports: %s", msg.Error)
+		}
+		// "Loaded image ID: sha256:…" or "Loaded image: name:tag".
+		if id, ok := strings.CutPrefix(strings.TrimSpace(msg.Stream), "Loaded image ID: "); ok {
+			ids = append(ids, id)
+		} else if ref, ok := strings.CutPrefix(strings.TrimSpace(msg.Stream), "Loaded image: "); ok {
+			ids = append(ids, ref)
+		}
+	}
+	return ids, nil
 }
 
 // BuildScratchImage builds an image FROM scratch holding img.Files, through

@@ -419,15 +419,19 @@ func TestRunOnceReadsVersion(t *testing.T) {
 	run := scope(t, e)
 	img := burntest.Image(t, e)
 
+	var lines []string
 	code, logs, err := e.RunOnce(ctx, engine.ContainerSpec{
 		Name: "spatec-version-" + run, Image: img, Args: []string{"-version"},
 		Labels: map[string]string{testLabel: run}, Memory: 32 * mib, MemorySwap: 32 * mib,
-	})
+	}, func(line string) { lines = append(lines, line) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if code != 0 || strings.TrimSpace(logs) != "burn "+burntest.Version {
 		t.Errorf("RunOnce -version: exit %d, output %q; want 0 and %q", code, logs, "burn "+burntest.Version)
+	}
+	if len(lines) != 1 || lines[0] != "burn "+burntest.Version {
+		t.Errorf("RunOnce followed the lines %q; want [%q]", lines, "burn "+burntest.Version)
 	}
 	left, err := e.ListByLabel(ctx, testLabel, run)
 	if err != nil {

@@ -129,6 +129,8 @@ type Container struct {
 	// Resources are the caps as applied.
 	Resources   Resources
 	NetworkMode string
+	// Addresses are the container's IP addresses, by network name.
+	Addresses map[string]string
 }
 
 // Image identifies an image for records (C14, C16).

@@ -168,6 +168,9 @@ type Container struct {
 	Role        string `json:"role"`
 	Image       string `json:"image"`
 	ImageDigest string `json:"image_digest"`
+	// Recipe is the digest of the Debian recipe the image was built from,
+	// for an image spatec built from packages.
+	Recipe string `json:"recipe_digest,omitempty"`
 	// CPUs is the planned decimal CPU count as written, e.g. "1.50".
 	CPUs        string `json:"cpus"`
 	MemoryBytes int64  `json:"memory_bytes"`
@@ -198,6 +201,9 @@ type Run struct {
 	// Ceilings holds the ceilings the run was gated against (C12), when
 	// there were usable ones.
 	Ceilings map[string]Metric `json:"ceilings,omitempty"`
+	// CeilingsMeasuredFrom says where the ceilings' measuring client ran:
+	// inside the run's network, or on the host.
+	CeilingsMeasuredFrom string `json:"ceilings_measured_from,omitempty"`
 }
 
 // Host holds the facts of the machine the run happened on.

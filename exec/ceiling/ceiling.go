@@ -1,0 +1,99 @@
+// Package ceiling measures what the benchmark's infrastructure can absorb
+// (C12): the broker's consume ceiling over the prefilled topic, and
+// ClickHouse's native ingest ceiling. An arm above 70% of either is
+// recorded as infra_bound.
+//
+// It measures from wherever it runs. spatec runs it in its own process for
+// an environment whose services are on the host, and inside a container on
+// the run's network (cmd/spatec-ceiling) for one whose services run in
+// containers, so that the ceilings are measured the way the arms reach the
+// services and never through a published port, whose proxy would set a
+// ceiling of its own.
+package ceiling
+
+import (
+	"context"
+	"fmt"
+
+	"spatec.dev/spatec/exec/broker"
+	"spatec.dev/spatec/exec/chstore"
+	"spatec.dev/spatec/exec/corpus"
+)
+
+// Figures are the measured ceilings.
+type Figures struct {
+	// Broker is the consume ceiling: a raw fetch, no consumer group.
+	Broker struct {
+		MessagesPerSec float64 `json:"messages_per_s"`
+		BytesPerSec    float64 `json:"bytes_per_s"`
+	} `json:"broker"`
+	// ClickHouse is the ingest ceiling, per wire format.
+	ClickHouse struct {
+		Format      string                `json:"format"`
+		RowsPerSec  float64               `json:"rows_per_s"`
+		Concurrency int                   `json:"concurrency"`
+		Levels      []chstore.IngestLevel `json:"levels"`
+	} `json:"clickhouse"`
+}
+
+// Target says where the services are, as seen from where the measurement
+// runs, and what the topic holds.
+type Target struct {
+	// Brokers are the broker's bootstrap addresses.
+	Brokers []string
+	// ClickHouse is the native-protocol address.
+	ClickHouse string
+	// Database holds the scratch table the ingest ceiling writes to.
+	Database string
+	// Topic is the prefilled benchmark topic.
+	Topic string
+	// Spec is the dataset the topic holds; the ingest ceiling inserts its
+	// rows.
+	Spec corpus.Spec
+}
+
+// Measure reads the whole topic once at the broker's pace, then inserts
+// the dataset's rows into a scratch table at rising concurrency until a
+// level gains less than 5%. say, when not nil, is told each step.
+func Measure(ctx context.Context, t Target, say func(format string, args ...any)) (Figures, error) {
+	if say == nil {
+		say = func(string, ...any) {}
+	}
+	var f Figures
+	bc, err := broker.NewClient(t.Brokers)
+	if err != nil {
+		return f, err
+	}
+	defer bc.Close()
+	say("broker consume ceiling: reading topic %s from %v", t.Topic, t.Brokers)
+	b, err := bc.ConsumeCeiling(ctx, t.Topic, 0)
+	if err != nil {
+		return f, fmt.Errorf("measuring the consume ceiling: %w", err)
+	}
+	f.Broker.MessagesPerSec, f.Broker.BytesPerSec = b.MessagesPerSec, b.BytesPerSec
+	say("broker consume ceiling: %d messages in %s: %.0f msg/s, %.0f bytes/s", b.Messages, b.Elapsed.Round(1e6), b.MessagesPerSec, b.BytesPerSec)
+
+	st, err := chstore.Open(ctx, t.ClickHouse, t.Database, "default", "")
+	if err != nil {
+		return f, err
+	}
+	defer st.Close()
+	table := t.Database + ".spatec_ceiling"
+	if err := st.Exec(ctx, chstore.DefaultDDL(table)); err != nil {
+		return f, fmt.Errorf("measuring the ingest ceiling: %w", err)
+	}
+	defer func() { _ = st.DropTable(context.WithoutCancel(ctx), table) }()
+	say("clickhouse ingest ceiling: native inserts into %s at %s", table, t.ClickHouse)
+	sweep, err := st.IngestCeiling(ctx, table, chstore.IngestOptions{
+		Spec: t.Spec,
+		Progress: func(l chstore.IngestLevel) {
+			say("clickhouse ingest ceiling: %d writers, %.0f rows/s", l.Concurrency, l.RowsPerSec)
+		},
+	})
+	if err != nil {
+		return f, fmt.Errorf("measuring the ingest ceiling: %w", err)
+	}
+	f.ClickHouse.Format, f.ClickHouse.RowsPerSec = "Native", sweep.Best.RowsPerSec
+	f.ClickHouse.Concurrency, f.ClickHouse.Levels = sweep.Best.Concurrency, sweep.Levels
+	return f, nil
+}

@@ -1,0 +1,254 @@
+package debimage
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"spatec.dev/spatec/exec/burn/burntest"
+	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/internal/testenv"
+	"spatec.dev/spatec/schema"
+)
+
+func recipe() schema.Debian {
+	return schema.Debian{
+		Suite:      "bookworm",
+		Sources:    []string{"deb http://deb.debian.org/debian bookworm main"},
+		Packages:   []string{"tzdata"},
+		Files:      map[string]string{"/etc/app/conf.d/app.xml": "<app/>\n"},
+		User:       "root",
+		Entrypoint: []string{"/burn", "-version"},
+		Epoch:      1704067200,
+	}
+}
+
+func TestDigestCoversEveryField(t *testing.T) {
+	base := Digest(recipe())
+	changes := map[string]func(*schema.Debian){
+		"suite":       func(r *schema.Debian) { r.Suite = "trixie" },
+		"sources":     func(r *schema.Debian) { r.Sources = []string{"deb http://mirror.example/debian bookworm main"} },
+		"packages":    func(r *schema.Debian) { r.Packages = append(r.Packages, "curl") },
+		"files":       func(r *schema.Debian) { r.Files["/etc/app/conf.d/app.xml"] = "<other/>\n" },
+		"user":        func(r *schema.Debian) { r.User = "nobody" },
+		"entrypoint":  func(r *schema.Debian) { r.Entrypoint = []string{"/bin/true"} },
+		"environment": func(r *schema.Debian) { r.Environment = map[string]string{"A": "b"} },
+		"epoch":       func(r *schema.Debian) { r.Epoch++ },
+	}
+	for field, change := range changes {
+		r := recipe()
+		change(&r)
+		if Digest(r) == base {
+			t.Errorf("changing %s leaves the recipe digest %s unchanged", field, base)
+		}
+	}
+	if Digest(recipe()) != base {
+		t.Error("the same recipe gives two digests")
+	}
+
+	// The root file system is made of the packages only.
+	r := recipe()
+	r.Files["/etc/other"] = "x"
+	r.User, r.Entrypoint = "nobody", []string{"/bin/true"}
+	if rootfsDigest(r) != rootfsDigest(recipe()) {
+		t.Error("files, user or entrypoint changed the root file system's digest")
+	}
+	r.Packages = []string{"curl"}
+	if rootfsDigest(r) == rootfsDigest(recipe()) {
+		t.Error("other packages kept the root file system's digest")
+	}
+}
+
+// entries lists a tar's entries as "name mode" lines.
+func entries(t *testing.T, b []byte) []string {
+	t.Helper()
+	var out []string
+	tr := tar.NewReader(bytes.NewReader(b))
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, h.Name+" "+os.FileMode(h.Mode).String())
+	}
+}
+
+func TestFilesLayerAddsOnlyMissingDirectories(t *testing.T) {
+	have := map[string]bool{"/": true, "/etc": true, "/var": true, "/var/lib": true, "/var/lib/app": true}
+	files := map[string]string{
+		"/etc/app/conf.d/a.xml": "a",
+		"/etc/app/conf.d/b.xml": "b",
+		"/var/lib/app/seed":     "s",
+	}
+	b, err := filesLayer(files, have, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(entries(t, b), "\n")
+	want := strings.Join([]string{
+		"etc/app/ -rwxr-xr-x", "etc/app/conf.d/ -rwxr-xr-x",
+		"etc/app/conf.d/a.xml -rw-r--r--", "etc/app/conf.d/b.xml -rw-r--r--",
+		// /var/lib/app exists below: its owner and mode stay the package's.
+		"var/lib/app/seed -rw-r--r--",
+	}, "\n")
+	if got != want {
+		t.Errorf("files layer:\n%s\nwant:\n%s", got, want)
+	}
+
+	for _, bad := range []string{"etc/relative", "/etc/../etc/x", "/"} {
+		if _, err := filesLayer(map[string]string{bad: "x"}, have, time.Unix(0, 0)); err == nil || !strings.Contains(err.Error(), "clean absolute path") {
+			t.Errorf("file %q: err = %v, want a clean-absolute-path error", bad, err)
+		}
+	}
+}
+
+// fakeRootfs stands in for mmdebstrap: a root file system holding the burn
+// binary, so the image runs, and counting its calls.
+type fakeRootfs struct {
+	burn  []byte
+	calls int
+}
+
+func (f *fakeRootfs) build(_ context.Context, _ schema.Debian, dst string, step func(string)) error {
+	f.calls++
+	passwd := []byte("root:x:0:0:root:/root:/bin/sh\n")
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, e := range []struct {
+		h    tar.Header
+		body []byte
+	}{
+		{tar.Header{Name: "./", Typeflag: tar.TypeDir, Mode: 0o755}, nil},
+		{tar.Header{Name: "./etc/", Typeflag: tar.TypeDir, Mode: 0o755}, nil},
+		{tar.Header{Name: "./etc/passwd", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(passwd))}, passwd},
+		{tar.Header{Name: "./burn", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(f.burn))}, f.burn},
+	} {
+		e.h.ModTime = time.Unix(1704067200, 0)
+		if err := tw.WriteHeader(&e.h); err != nil {
+			return err
+		}
+		if _, err := tw.Write(e.body); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	step("I: done")
+	return os.WriteFile(dst, buf.Bytes(), 0o644)
+}
+
+// testRef is an image reference of the test's own, removed when it ends.
+func testRef(t *testing.T, e *engine.Engine) string {
+	ref := "spatec-debimage-test:" + uuid.NewString()[:8]
+	t.Cleanup(func() { _ = e.RemoveImage(context.Background(), ref) })
+	return ref
+}
+
+func TestRecipeImageRunsWithItsFilesAndIsBuiltOnce(t *testing.T) {
+	e := testenv.Docker(t)
+	ctx := context.Background()
+	fake := &fakeRootfs{burn: readFile(t, burntest.Binary(t))}
+	b := &Builder{Engine: e, CacheDir: t.TempDir(), Rootfs: fake.build}
+	ref := testRef(t, e)
+
+	img, err := b.Ensure(ctx, ref, recipe())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !img.Built || img.Recipe != Digest(recipe()) || !strings.HasPrefix(img.ID, "sha256:") {
+		t.Fatalf("first Ensure = %+v, want a built image of recipe %s", img, Digest(recipe()))
+	}
+	// The image runs its entrypoint, as its user.
+	code, out, err := e.RunOnce(ctx, engine.ContainerSpec{Name: "spatec-debimage-" + uuid.NewString()[:8], Image: ref, NetworkMode: "none"}, nil)
+	if err != nil || code != 0 || !strings.Contains(out, "burn "+burntest.Version) {
+		t.Fatalf("running the image: code %d, err %v, output %q", code, err, out)
+	}
+	// The recipe's file is in it, under directories the root file system
+	// lacked.
+	created, err := e.Create(ctx, engine.ContainerSpec{Name: "spatec-debimage-" + uuid.NewString()[:8], Image: ref, NetworkMode: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Remove(ctx, created.ID)
+	got, err := e.ReadFile(ctx, created.ID, "/etc/app/conf.d/app.xml", 1<<10)
+	if err != nil || string(got) != "<app/>\n" {
+		t.Fatalf("recipe file in the image: %q, %v", got, err)
+	}
+
+	// Unchanged: not built again.
+	again, err := b.Ensure(ctx, ref, recipe())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Built || again.ID != img.ID || fake.calls != 1 {
+		t.Errorf("second Ensure = %+v after %d root file system builds; want the same image, not built", again, fake.calls)
+	}
+
+	// The files changed: a new image over the cached root file system.
+	changed := recipe()
+	changed.Files["/etc/app/conf.d/app.xml"] = "<app debug=\"1\"/>\n"
+	third, err := b.Ensure(ctx, ref, changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !third.Built || third.ID == img.ID || fake.calls != 1 {
+		t.Errorf("Ensure of changed files = %+v after %d root file system builds; want a new image over the cached root file system", third, fake.calls)
+	}
+}
+
+func TestSameRecipeGivesTheSameImageID(t *testing.T) {
+	e := testenv.Docker(t)
+	ctx := context.Background()
+	fake := &fakeRootfs{burn: readFile(t, burntest.Binary(t))}
+	// No cache: each build makes its root file system anew.
+	b := &Builder{Engine: e, Rootfs: fake.build}
+	first, err := b.Ensure(ctx, testRef(t, e), recipe())
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := b.Ensure(ctx, testRef(t, e), recipe())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fake.calls != 2 || first.ID != second.ID {
+		t.Errorf("two builds (%d root file systems) gave images %s and %s; want one ID", fake.calls, first.ID, second.ID)
+	}
+}
+
+func TestFailedRootfsLeavesNothing(t *testing.T) {
+	e := testenv.Docker(t)
+	dir := t.TempDir()
+	b := &Builder{Engine: e, CacheDir: dir, Rootfs: func(_ context.Context, _ schema.Debian, dst string, _ func(string)) error {
+		if err := os.WriteFile(dst, []byte("half a tar"), 0o644); err != nil {
+			return err
+		}
+		return io.ErrUnexpectedEOF
+	}}
+	ref := testRef(t, e)
+	if _, err := b.Ensure(context.Background(), ref, recipe()); err == nil || !strings.Contains(err.Error(), ref) {
+		t.Fatalf("Ensure with a failing root file system: err = %v, want one naming %s", err, ref)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("the cache holds %v after a failed build", left)
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
