@@ -27,6 +27,10 @@ const (
 	spateFile  = "entrants/spate/spate.cue"
 	benchFile  = "envs/bench-96c/env.cue"
 	retFile    = "envs/retired-32c/env.cue"
+
+	localFile           = "envs/local/env.cue"
+	localContainersFile = "envs/local-containers/env.cue"
+	referenceFile       = "entrants/reference/reference.cue"
 )
 
 var mustFails = []mustFail{
@@ -119,7 +123,21 @@ var mustFails = []mustFail{
 			name: "spatec-redpanda"`,
 		env: "retired-32c", entrant: "vector", rule: "C11",
 		message: `retired-32c: broker runs "embedded" in an authoritative environment`, line: `run:  "embedded"`},
+	{name: "C11 service spatec cannot reach", file: localFile,
+		old: "addr:     \"127.0.0.1:9000\"\n\t\t\thostAddr: addr", new: "addr:     \"127.0.0.1:9000\"",
+		env: "local", entrant: "reference", rule: "C11",
+		message: `local: clickhouse runs "external" on the host network and declares no hostAddr, so spatec cannot reach it; add hostAddr`,
+		line:    `run:      "external"`},
 	// C15: closed files, integer bytes, two decimals.
+	{name: "C15 container build made two ways", file: referenceFile,
+		old: `build: program: "./cmd/spatec-reference"`,
+		new: `build: {program: "./cmd/spatec-reference", debian: {suite: "bookworm", packages: ["tzdata"], entrypoint: ["/x"]}}`,
+		env: "local", entrant: "reference", rule: "C15",
+		message: "reference: container consumer declares build with 2 ways to make its image; give exactly one: program (a Go program of this module) or debian"},
+	{name: "C15 service build made no way", file: localContainersFile,
+		old: `build: program: "./cmd/spatec-broker"`, new: `build: {}`,
+		env: "local-containers", entrant: "reference", rule: "C15",
+		message: "local-containers: broker declares build with 0 ways to make its image"},
 	{name: "C15 unknown field", file: vectorFile,
 		old: `role:   "data-plane"`, new: `role:   "data-plane"` + "\n\t\tthreads: 4",
 		env: "bench-96c", entrant: "vector", rule: "C15",

@@ -16,7 +16,7 @@ import (
 func freshCeilings(p *schema.Plan) *Ceilings {
 	c := &Ceilings{
 		Env: p.Env.Name, InfraDigest: p.InfraDigest(), Partitions: p.Env.Partitions,
-		MessageBytes: p.Env.Workload.MessageBytes,
+		MessageBytes: p.Env.Workload.MessageBytes, MeasuredFrom: measuredFrom(p.Env),
 	}
 	c.Broker.MessagesPerSec, c.Broker.BytesPerSec = 100_000, 100_000*float64(p.Env.Workload.MessageBytes)
 	c.ClickHouse.RowsPerSec = 200_000
@@ -57,6 +57,9 @@ func TestCeilingsUsable(t *testing.T) {
 		{name: "message size more than 5% smaller", adjust: func(_ *schema.Plan, c *Ceilings) { c.MessageBytes = 189 }, stale: []string{
 			"measured at 189-byte messages",
 		}},
+		{name: "measured from the host for services on the run's network", adjust: func(p *schema.Plan, c *Ceilings) {
+			p.Env.Network, c.MeasuredFrom = "bridge", MeasuredFromHost
+		}, stale: []string{`measured from "host", and local's are measured from its run network`}},
 		{name: "a ceiling missing", adjust: func(_ *schema.Plan, c *Ceilings) { c.ClickHouse.RowsPerSec = 0 }, stale: []string{
 			"a ceiling is missing",
 		}},

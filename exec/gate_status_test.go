@@ -28,7 +28,7 @@ func gateRun(t *testing.T) (*armRun, *schema.Plan) {
 
 func writeCeilings(t *testing.T, plan *schema.Plan, msgs, rows float64) string {
 	t.Helper()
-	c := Ceilings{Env: plan.Env.Name, InfraDigest: plan.InfraDigest(), Partitions: plan.Env.Partitions, MessageBytes: 256}
+	c := Ceilings{Env: plan.Env.Name, InfraDigest: plan.InfraDigest(), Partitions: plan.Env.Partitions, MessageBytes: 256, MeasuredFrom: MeasuredFromHost}
 	c.Broker.MessagesPerSec, c.Broker.BytesPerSec = msgs, msgs*256
 	c.ClickHouse.RowsPerSec = rows
 	path := filepath.Join(t.TempDir(), "ceilings.json")

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"spatec.dev/spatec/exec"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/gclog"
 	"spatec.dev/spatec/exec/record"
@@ -239,7 +240,8 @@ func assertNothingLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	left, err := e.ListByLabel(context.Background(), "dev.spatec.entrant", "reference")
+	// Every container and network spatec creates carries a run label.
+	left, err := e.ListByLabel(context.Background(), exec.LabelRun, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,6 +59,54 @@ func TestEmbeddedListensOnAFixedPort(t *testing.T) {
 	}
 }
 
+// TestAdvertisedBrokerIsReachedAtItsAdvertisedAddress: a broker in a
+// container listens on every interface and advertises one address; here it
+// advertises 127.0.0.2 and is bootstrapped through 127.0.0.1, so a client
+// that produces and reads back went to the advertised address.
+func TestAdvertisedBrokerIsReachedAtItsAdvertisedAddress(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	advertised := "127.0.0.2:" + strconv.Itoa(port)
+	e, err := StartEmbedded(testCtx(t), 2, WithAdvertised(advertised))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if got := strings.Join(e.Addrs(), ","); got != advertised {
+		t.Fatalf("the broker advertises %s, want %s", got, advertised)
+	}
+	c, err := NewClient([]string{"127.0.0.1:" + strconv.Itoa(port)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	meta, err := c.adm.BrokerMetadata(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(meta.Brokers) != 1 || fmt.Sprintf("%s:%d", meta.Brokers[0].Host, meta.Brokers[0].Port) != advertised {
+		t.Fatalf("metadata names brokers %+v, want one at %s", meta.Brokers, advertised)
+	}
+	small := corpus.Spec{Dataset: "v1", Messages: 100, EventsPerMessage: 1, MessageBytes: 100}
+	if err := c.EnsureTopic(testCtx(t), "adv", 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Prefill(testCtx(t), "adv", small, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Depth(testCtx(t), "adv"); err != nil || n != 100 {
+		t.Fatalf("depth %d, %v; want 100", n, err)
+	}
+
+	if _, err := StartEmbedded(testCtx(t), 1, WithAdvertised("spatec-broker:9092")); err == nil || !strings.Contains(err.Error(), "give an IP address and a port") {
+		t.Errorf("advertising a host name: err = %v, want a request for an IP address", err)
+	}
+}
+
 func TestEnsureTopicCreatesOnceAndChecksPartitions(t *testing.T) {
 	_, c := startBroker(t, 1)
 	ctx := testCtx(t)
