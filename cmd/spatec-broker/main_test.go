@@ -83,4 +83,3 @@ func TestVersionAndBadFlags(t *testing.T) {
 		t.Errorf("a flag without its value: exit %d, want 2", code)
 	}
 }
-
