@@ -48,6 +48,21 @@ func TestPlanShowsTheBudget(t *testing.T) {
 	}
 }
 
+func TestPlanSaysHowImagesAreBuilt(t *testing.T) {
+	code, out, errOut := cli(t, "plan", "--env", "local-containers", "clickhouse-kafka-engine")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"image spatec-clickhouse:18.16.1: built from Debian bookworm packages clickhouse-server=18.16.1+ds-7.3+b2 clickhouse-client=18.16.1+ds-7.3+b2 tzdata (recipe sha256:",
+		"image spatec-broker:0.1.0: built from the Go program ./cmd/spatec-broker, FROM scratch",
+	} {
+		if strings.Count(out, want) != 1 {
+			t.Errorf("plan output says %d times %q:\n%s", strings.Count(out, want), want, out)
+		}
+	}
+}
+
 func TestPlanJSONIsAVersionedDocument(t *testing.T) {
 	code, out, errOut := cli(t, "plan", "--env", "retired-32c", "-o", "json", "kafka-connect")
 	if code != exitOK {

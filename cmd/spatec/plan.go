@@ -15,6 +15,7 @@ import (
 
 	"spatec.dev/spatec"
 	"spatec.dev/spatec/compiler"
+	"spatec.dev/spatec/exec/debimage"
 	"spatec.dev/spatec/schema"
 )
 
@@ -230,6 +231,7 @@ func writePlan(w io.Writer, p *schema.Plan) {
 			schema.FormatBytes(s.svc.Memory), schema.FormatBytes(s.svc.MemorySwap), dash(s.svc.Cpuset), img)
 	}
 	tw.Flush()
+	writeBuilds(w, p)
 
 	if len(p.Entrant.Knobs) > 0 {
 		names := make([]string, 0, len(p.Entrant.Knobs))
@@ -248,6 +250,37 @@ func writePlan(w io.Writer, p *schema.Plan) {
 	}
 	fmt.Fprintf(w, "host budget: %s\n", p.BudgetSummary(true))
 	fmt.Fprintf(w, "host memory: %s\n", p.BudgetSummary(false))
+}
+
+// writeBuilds says how spatec makes each image of the plan it builds
+// itself, once per image.
+func writeBuilds(w io.Writer, p *schema.Plan) {
+	seen := map[string]bool{}
+	say := func(ref string, b *schema.Build) {
+		if b == nil || seen[ref] {
+			return
+		}
+		if len(seen) == 0 {
+			fmt.Fprintln(w)
+		}
+		seen[ref] = true
+		switch {
+		case b.Program != "":
+			fmt.Fprintf(w, "image %s: built from the Go program %s, FROM scratch\n", ref, b.Program)
+		case b.Debian != nil:
+			fmt.Fprintf(w, "image %s: built from Debian %s packages %s (recipe %s)\n",
+				ref, b.Debian.Suite, strings.Join(b.Debian.Packages, " "), debimage.Digest(*b.Debian))
+		}
+	}
+	for _, n := range p.ContainerNames() {
+		c := p.Entrant.Containers[n]
+		say(c.Image, c.Build)
+	}
+	for _, svc := range p.Env.Infra.Services() {
+		if svc.Image != nil {
+			say(svc.Image.Ref, svc.Build)
+		}
+	}
 }
 
 func dash(s string) string {

@@ -405,10 +405,27 @@ func (a *Arm) explain(rec *record.Record) {
 }
 
 func (a *Arm) aggregate() {
+	dups := 0
+	if sr := a.series[record.DuplicateRows]; sr != nil {
+		for _, v := range sr.values {
+			if v > 0 {
+				dups++
+			}
+		}
+	}
 	for name, sr := range a.series {
 		a.Metrics[name] = summarise(sr.values, sr.first)
 	}
 	a.series = nil
+	if dups > 0 {
+		// At-least-once delivery shows here: rows landed more than once.
+		d := a.Metrics[record.DuplicateRows]
+		note := fmt.Sprintf("duplicates in %d of %d measured runs: up to %.0f rows", dups, a.Measured, d.Max)
+		if n := a.Metrics[record.ExpectedRows]; n != nil && n.Max > 0 {
+			note += fmt.Sprintf(" (%.1f%% of the dataset)", 100*d.Max/n.Max)
+		}
+		a.Notes = append(a.Notes, note)
+	}
 	if a.Measured < a.Runs {
 		var parts []string
 		for _, s := range record.Statuses {

@@ -52,6 +52,33 @@ func TestAggregateMedianRangeSpreadAndWorstStatus(t *testing.T) {
 	}
 }
 
+func TestDuplicatesAreNoted(t *testing.T) {
+	root := t.TempDir()
+	dups := func(n float64) func(*record.Record) {
+		return func(r *record.Record) {
+			r.Metrics[record.DuplicateRows] = record.Metric{Value: n, Unit: "count"}
+			r.Metrics[record.ExpectedRows] = record.Metric{Value: 200_000, Unit: "count"}
+		}
+	}
+	appendAll(t, root,
+		run(t, "chkafka", 100, dups(50_000)), run(t, "chkafka", 110, dups(0)), run(t, "chkafka", 120, dups(0)),
+		run(t, "reference", 100, dups(0)), run(t, "reference", 100, dups(0)),
+	)
+	rep, problems := load(t, root, Options{})
+	if len(problems) != 0 {
+		t.Fatalf("problems: %v", problems)
+	}
+	want := "duplicates in 1 of 3 measured runs: up to 50000 rows (25.0% of the dataset)"
+	if notes := arm(t, rep.Sections[0], "chkafka").Notes; !slices.Contains(notes, want) {
+		t.Errorf("notes %q lack %q", notes, want)
+	}
+	for _, n := range arm(t, rep.Sections[0], "reference").Notes {
+		if strings.Contains(n, "duplicates") {
+			t.Errorf("an arm without duplicates is noted: %q", n)
+		}
+	}
+}
+
 func TestWorstStatusOrder(t *testing.T) {
 	for _, tc := range []struct {
 		statuses []record.Status
