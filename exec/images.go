@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"reflect"
 	"strings"
 
 	"spatec.dev/spatec/exec/debimage"
@@ -19,6 +20,8 @@ import (
 type image struct {
 	// ref is the reference containers are created from.
 	ref string
+	// build is how the session made sure of it.
+	build *schema.Build
 	// id is the image's content ID, "sha256:…".
 	id string
 	// recipe is the digest of the Debian recipe it was built from, if any.
@@ -31,10 +34,14 @@ type image struct {
 // refusal; nothing is pulled.
 func (s *Session) ensureImage(ctx context.Context, ref string, build *schema.Build) (image, error) {
 	if img, ok := s.images[ref]; ok {
+		if !reflect.DeepEqual(img.build, build) {
+			return image{}, refusef("image %s is declared twice, built two ways (%s and %s); give each build its own image reference",
+				ref, describeBuild(img.build), describeBuild(build))
+		}
 		return img, nil
 	}
 	r := s.runner
-	img := image{ref: ref}
+	img := image{ref: ref, build: build}
 	switch {
 	case build == nil:
 	case build.Program != "":
@@ -95,6 +102,19 @@ func (r *Runner) buildProgram(ctx context.Context, ref, program string) error {
 		Labels:     map[string]string{"dev.spatec.program": program},
 	})
 	return err
+}
+
+// describeBuild says in a few words how an image is made.
+func describeBuild(b *schema.Build) string {
+	switch {
+	case b == nil:
+		return "present on the engine"
+	case b.Program != "":
+		return "from the program " + b.Program
+	case b.Debian != nil:
+		return "from Debian recipe " + debimage.Digest(*b.Debian)
+	}
+	return "from an empty build"
 }
 
 // serviceRef is the reference an infrastructure service runs: by digest

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"spatec.dev/spatec/schema"
 )
@@ -53,6 +55,10 @@ func Mmdebstrap(ctx context.Context, recipe schema.Debian, dst string, step func
 	args := []string{"--variant=apt", "--format=tar", "--include=" + strings.Join(recipe.Packages, ","), recipe.Suite, dst, sources}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+strconv.FormatInt(recipe.Epoch, 10))
+	// Interrupted, mmdebstrap unmounts what it mounted in its chroot and
+	// removes its temporary directory; killed, it would leave them.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
 	out, err := cmd.StderrPipe()
 	if err != nil {
 		return err
