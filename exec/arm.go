@@ -135,7 +135,7 @@ func (run *armRun) prepareImages(ctx context.Context) error {
 		Name:        "spatec-version-" + run.id[len(run.id)-12:],
 		Image:       probe.Image,
 		Entrypoint:  v.Command,
-		Labels:      map[string]string{LabelRun: run.id},
+		Labels:      run.s.labels(LabelRun, run.id),
 		NetworkMode: "none",
 	}, nil)
 	if err != nil {
@@ -180,10 +180,8 @@ func (run *armRun) start(ctx context.Context) error {
 			Args:       c.Args,
 			Env:        containerEnv(c),
 			Files:      c.Files,
-			Labels: map[string]string{
-				LabelRun: run.id, LabelPlan: run.rec.Run.PlanDigest,
-				LabelEntrant: plan.Entrant.Name, LabelRole: c.Role,
-			},
+			Labels: s.labels(LabelRun, run.id, LabelPlan, run.rec.Run.PlanDigest,
+				LabelEntrant, plan.Entrant.Name, LabelRole, c.Role),
 			NanoCPUs:    schema.NanoCPUs(c.CPUs),
 			CpusetCpus:  c.Cpuset,
 			Memory:      c.Memory,
@@ -302,7 +300,8 @@ type drainResult struct {
 
 // drain opens the window: the sampler reads the cgroups while ClickHouse is
 // polled until the distinct rows reach want, the arm exits, the timeout
-// passes or the run is interrupted. The arm is stopped when it ends.
+// passes, something stalls or the run is interrupted. The caps are held to
+// what was verified throughout (C6). The arm is stopped when it ends.
 func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64) (drainResult, error) {
 	r, wl := run.s.runner, run.plan.Env.Workload
 	sm, err := sample.New(run.targets(), sample.WithPeriod(r.period()), sample.WithClock(r.clock()))
@@ -315,6 +314,9 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 		s, _ := sm.Run(winCtx)
 		summaries <- s
 	}()
+	caps := run.capWatch()
+	watched := make(chan struct{})
+	go func() { defer close(watched); caps.run(winCtx) }()
 
 	drainCtx, stopDrain := context.WithCancelCause(ctx)
 	defer stopDrain(nil)
@@ -325,17 +327,26 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 		case <-drainCtx.Done():
 		}
 	}()
+	stall := time.Duration(wl.StallLimit) * time.Second
+	go run.s.watchBroker(drainCtx, stall, stopDrain)
 	r.Progress.Start(progress.PhaseDrain, int64(want), "rows")
 	table := wl.Database + "." + wl.Table
-	d, err := store.WaitDrained(drainCtx, table, want, 100*time.Millisecond,
-		time.Duration(wl.DrainTimeout)*time.Second,
-		func(count, distinct uint64) { r.Progress.Set(int64(max(count, distinct))) })
+	d, err := store.WaitDrained(drainCtx, table, want, chstore.DrainOptions{
+		Poll:     100 * time.Millisecond,
+		Timeout:  time.Duration(wl.DrainTimeout) * time.Second,
+		Stall:    stall,
+		Progress: func(count, distinct uint64) { r.Progress.Set(int64(max(count, distinct))) },
+	})
 	// What ended the drain is read before the arm is stopped below: its
 	// containers exiting on that stop would otherwise read as a crash.
 	cause := context.Cause(drainCtx)
 	stopDrain(nil)
 	stopWindow()
 	run.summary = <-summaries
+	<-watched
+	// The caps as they are at the end of the window, before anything stops.
+	var capsErr error
+	run.rec.Run.CgroupsEnd, capsErr = caps.finish()
 	res := drainResult{drain: d, want: want}
 
 	// Stop the arm before the last count, so its final batches are in it.
@@ -346,15 +357,20 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	}
 	// A stopped JVM has flushed its GC log.
 	run.readHeaps(sctx)
-	if count, distinct, cerr := store.Counts(sctx, table); cerr == nil {
+	cctx, ccancel := context.WithTimeout(sctx, 10*time.Second)
+	if count, distinct, cerr := store.Counts(cctx, table); cerr == nil {
 		res.drain.Count, res.drain.Distinct = count, distinct
 		res.drain.Duplicates = count - min(count, distinct)
+		res.drain.Counted, res.drain.DistinctCounted = true, true
 	}
+	ccancel()
 
 	switch {
-	case err == nil:
+	case err == nil && capsErr == nil:
 		r.Progress.End()
 		return res, nil
+	case err == nil:
+		err = capsErr
 	case cause != nil && ctx.Err() == nil:
 		err = cause
 	case ctx.Err() != nil:
@@ -362,16 +378,45 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 		err = &Failure{fmt.Sprintf("interrupted during the drain: %v", context.Cause(ctx))}
 	case errors.Is(err, chstore.ErrDrainTimeout):
 		err = &Failure{fmt.Sprintf("C13: the drain timed out after %ds", wl.DrainTimeout)}
+	case errors.Is(err, chstore.ErrStalled):
+		err = &Failure{fmt.Sprintf("the drain stalled: %v", err)}
 	default:
 		err = &Failure{fmt.Sprintf("watching ClickHouse during the drain: %v", err)}
+	}
+	if capsErr != nil && err != capsErr {
+		err = &Failure{err.Error() + "; " + capsErr.Error()}
 	}
 	r.Progress.Fail(err)
 	var f *Failure
 	if errors.As(err, &f) {
-		f.Reason += fmt.Sprintf("; %d distinct rows of %d landed (%d in all)", res.drain.Distinct, want, res.drain.Count)
+		f.Reason += "; " + landed(res.drain, want)
 	}
 	run.metrics(res)
 	return res, err
+}
+
+// landed says how many rows landed, or that they could not be counted.
+func landed(d chstore.Drain, want uint64) string {
+	switch {
+	case d.DistinctCounted:
+		return fmt.Sprintf("%d distinct rows of %d landed (%d in all)", d.Distinct, want, d.Count)
+	case d.Counted:
+		return fmt.Sprintf("%d rows of %d landed; how many were distinct could not be read", d.Count, want)
+	}
+	return "the rows landed could not be counted: ClickHouse did not answer"
+}
+
+// capWatch holds every arm and infrastructure container to the caps read
+// back before the window.
+func (run *armRun) capWatch() *capWatch {
+	var targets []capTarget
+	for _, c := range run.containers {
+		targets = append(targets, capTarget{name: c.name, group: c.group, verified: run.rec.Run.Cgroups[c.name]})
+	}
+	for _, c := range run.s.infra {
+		targets = append(targets, capTarget{name: c.name, group: c.group, verified: run.s.infraCgroups[c.name]})
+	}
+	return newCapWatch(time.Now(), targets)
 }
 
 func (r *Runner) period() time.Duration {

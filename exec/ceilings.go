@@ -157,7 +157,7 @@ func (s *Session) measureInNetwork(ctx context.Context, plan *schema.Plan) (ceil
 			"-messages", strconv.FormatInt(spec.Messages, 10), "-events-per-message", strconv.Itoa(spec.EventsPerMessage),
 			"-message-bytes", strconv.Itoa(spec.MessageBytes),
 		},
-		Labels:      map[string]string{LabelRun: s.id, LabelRole: "ceiling"},
+		Labels:      s.labels(LabelRun, s.id, LabelRole, "ceiling"),
 		NetworkMode: s.network,
 	}, func(line string) {
 		if !strings.HasPrefix(line, "{") {

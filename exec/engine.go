@@ -21,6 +21,7 @@ type Engine interface {
 	ReadFile(ctx context.Context, id, file string, limit int64) ([]byte, error)
 	Stop(ctx context.Context, id string, grace time.Duration) error
 	RemoveByLabel(ctx context.Context, key, value string) error
+	ListOwned(ctx context.Context, key string) ([]engine.Owned, error)
 	ImageExists(ctx context.Context, ref string) (bool, error)
 	ImageDigest(ctx context.Context, ref string) (engine.Image, error)
 	RunOnce(ctx context.Context, spec engine.ContainerSpec, onLine func(string)) (int, string, error)
@@ -35,4 +36,8 @@ const (
 	LabelPlan    = "dev.spatec.plan"
 	LabelEntrant = "dev.spatec.entrant"
 	LabelRole    = "dev.spatec.role"
+	// LabelProcess names the spatec process that created the object, so
+	// that what a killed run left behind can be told from what a live one
+	// is using (Runner.Sweep).
+	LabelProcess = "dev.spatec.process"
 )

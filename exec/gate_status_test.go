@@ -43,7 +43,7 @@ func writeCeilings(t *testing.T, plan *schema.Plan, msgs, rows float64) string {
 func TestGateInfraBound(t *testing.T) {
 	run, plan := gateRun(t)
 	path := writeCeilings(t, plan, 120_000, 1_000_000)
-	err := run.gate(drainResult{drain: chstore.Drain{Count: 100_000, Distinct: 100_000, Elapsed: time.Second}, want: 100_000}, path)
+	err := run.gate(drainResult{drain: chstore.Drain{Counted: true, DistinctCounted: true, Count: 100_000, Distinct: 100_000, Elapsed: time.Second}, want: 100_000}, path)
 	var ib *infraBound
 	if !errors.As(err, &ib) || !strings.Contains(ib.reason, "C12: the arm ran above 70% of an infrastructure ceiling: broker bytes/s at 83% of its ceiling, broker messages/s at 83% of its ceiling") {
 		t.Fatalf("got %v", err)
@@ -60,7 +60,7 @@ func TestGateInfraBound(t *testing.T) {
 func TestGateWithinHeadroomIsOK(t *testing.T) {
 	run, plan := gateRun(t)
 	path := writeCeilings(t, plan, 1_000_000, 1_000_000)
-	err := run.gate(drainResult{drain: chstore.Drain{Count: 100_000, Distinct: 100_000, Elapsed: time.Second}, want: 100_000}, path)
+	err := run.gate(drainResult{drain: chstore.Drain{Counted: true, DistinctCounted: true, Count: 100_000, Distinct: 100_000, Elapsed: time.Second}, want: 100_000}, path)
 	run.finish(err, time.Now())
 	if err != nil || run.rec.Status != record.StatusOK || len(run.rec.Run.Ceilings) != 3 {
 		t.Fatalf("err %v, status %s, ceilings %v", err, run.rec.Status, run.rec.Run.Ceilings)
@@ -69,7 +69,7 @@ func TestGateWithinHeadroomIsOK(t *testing.T) {
 
 func TestGateWithoutCeilingsFlagsHeadroomUnproven(t *testing.T) {
 	run, _ := gateRun(t)
-	err := run.gate(drainResult{drain: chstore.Drain{Count: 100_000, Distinct: 100_000, Elapsed: time.Second}, want: 100_000},
+	err := run.gate(drainResult{drain: chstore.Drain{Counted: true, DistinctCounted: true, Count: 100_000, Distinct: 100_000, Elapsed: time.Second}, want: 100_000},
 		filepath.Join(t.TempDir(), "none.json"))
 	run.finish(err, time.Now())
 	if err != nil || run.rec.Status != record.StatusOK {
@@ -84,9 +84,9 @@ func TestGateWithoutCeilingsFlagsHeadroomUnproven(t *testing.T) {
 // duplicates are published.
 func TestGateIncompleteDrainFails(t *testing.T) {
 	run, _ := gateRun(t)
-	err := run.gate(drainResult{drain: chstore.Drain{Count: 99_990, Distinct: 99_980, Duplicates: 10, Elapsed: time.Second}, want: 100_000}, os.DevNull)
+	err := run.gate(drainResult{drain: chstore.Drain{Counted: true, DistinctCounted: true, Count: 99_990, Distinct: 99_980, Duplicates: 10, Elapsed: time.Second}, want: 100_000}, os.DevNull)
 	var f *Failure
-	if !errors.As(err, &f) || f.Reason != "C13: 99980 distinct rows of 100000 landed" {
+	if !errors.As(err, &f) || f.Reason != "C13: 99980 distinct rows of 100000 landed (99990 in all)" {
 		t.Fatalf("got %v", err)
 	}
 	if run.rec.Metrics[record.DuplicateRows].Value != 10 {
@@ -94,5 +94,24 @@ func TestGateIncompleteDrainFails(t *testing.T) {
 	}
 	if _, ok := run.rec.Metrics[record.RowsPerS]; ok {
 		t.Error("an incomplete drain must not publish a throughput")
+	}
+}
+
+// Rows ClickHouse never counted are absent and flagged, never 0, and the
+// run fails saying so.
+func TestGateUncountedRowsAreAbsent(t *testing.T) {
+	run, _ := gateRun(t)
+	err := run.gate(drainResult{drain: chstore.Drain{Elapsed: time.Second}, want: 100_000}, os.DevNull)
+	var f *Failure
+	if !errors.As(err, &f) || f.Reason != "C13: the rows landed could not be counted: ClickHouse did not answer" {
+		t.Fatalf("got %v", err)
+	}
+	for _, m := range []string{record.DistinctRows, record.DuplicateRows, record.LandedRows, record.RowsPerS} {
+		if v, ok := run.rec.Metrics[m]; ok {
+			t.Errorf("%s = %+v; a figure never measured must be absent", m, v)
+		}
+	}
+	if !contains(run.rec.Flags, record.FlagRowsUncounted) {
+		t.Errorf("flags %v; want %s", run.rec.Flags, record.FlagRowsUncounted)
 	}
 }

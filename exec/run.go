@@ -31,6 +31,21 @@ type Failure struct{ Reason string }
 
 func (f *Failure) Error() string { return f.Reason }
 
+// Unrecorded is a run whose record could not be appended to the log (C14).
+// The caller holds the only copy, in the Result: it must keep it some other
+// way, and measure no more until records can be written again.
+type Unrecorded struct {
+	// Path is the log the record was for.
+	Path string
+	Err  error
+}
+
+func (u *Unrecorded) Error() string {
+	return fmt.Sprintf("the record could not be appended to %s: %v", u.Path, u.Err)
+}
+
+func (u *Unrecorded) Unwrap() error { return u.Err }
+
 // Runner holds what every run needs: the boundaries to the host and how to
 // report.
 type Runner struct {
@@ -51,6 +66,12 @@ type Runner struct {
 	// SourceDir is the module checkout that programs declared by a
 	// container's build are compiled from.
 	SourceDir string
+	// LockPath, when set, is the host-wide lock a session holds while it is
+	// open (hostlock.DefaultPath for the CLI): one measurement at a time on
+	// a host. A runner that holds it owns the engine, so opening a session
+	// also removes what killed runs left behind. "" takes no lock and
+	// sweeps nothing (tests running sessions side by side).
+	LockPath string
 	// CacheDir keeps what is slow to make and made the same way every time:
 	// the root file systems of Debian recipes. "" keeps nothing.
 	CacheDir string
@@ -61,9 +82,10 @@ type Runner struct {
 
 // Options says how to run one arm once.
 type Options struct {
-	// Hold, when positive, runs the arm without a drain: start, verify,
-	// then sample until it passes or the arm exits. Nothing is recorded;
-	// it checks caps and measurement, not throughput.
+	// Hold, when positive, runs the arm without a drain: the topic filled
+	// and the table made as for a drain, then start, verify, and sample
+	// until it passes or the arm exits. Nothing is recorded; it checks
+	// caps and measurement, not throughput.
 	Hold time.Duration
 	// Rep and Reps number this repetition (1-based).
 	Rep, Reps int
@@ -83,7 +105,8 @@ type Result struct {
 
 // Run executes one arm of plan on the session's infrastructure. A run that is
 // refused or fails still returns its Result, whose record says what happened;
-// the error is a *Refusal or a *Failure.
+// the error is a *Refusal or a *Failure. An infra_bound run is a measured
+// outcome, not an error: its record says so, and Run returns no error.
 func (s *Session) Run(ctx context.Context, plan *schema.Plan, opts Options) (*Result, error) {
 	r := s.runner
 	res := &Result{}
@@ -110,10 +133,13 @@ func (s *Session) Run(ctx context.Context, plan *schema.Plan, opts Options) (*Re
 	res.Summary = run.summary
 	run.finish(err, r.now())
 	res.Record = run.rec
+	if ib := (*infraBound)(nil); errors.As(err, &ib) {
+		err = nil
+	}
 	if opts.Results != "" && opts.Hold <= 0 {
 		path := record.PathFor(opts.Results, plan.Env.Name, plan.Entrant.Name, run.rec.Run.StartedAt)
 		if aerr := record.Append(path, &res.Record); aerr != nil {
-			return res, errors.Join(err, fmt.Errorf("recording run %s: %w", run.id, aerr))
+			return res, errors.Join(err, &Unrecorded{Path: path, Err: aerr})
 		}
 		r.logf("recorded %s run %s in %s", run.rec.Status, run.id, path)
 	}
@@ -139,7 +165,10 @@ func (s *Session) execute(ctx context.Context, run *armRun, opts Options) error 
 
 	var store *chstore.Store
 	var want uint64
-	if opts.Hold <= 0 {
+	// A hold run on a session with infrastructure gets the same topic and
+	// table as a drain, so a consumer has something to read and somewhere
+	// to write.
+	if opts.Hold <= 0 || s.broker != nil {
 		// The dataset, and N fixed from the broker before the arm starts (C13).
 		n, err := s.prefill(ctx, plan)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"spatec.dev/spatec/exec/chstore"
 	"spatec.dev/spatec/exec/corpus"
 	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/hostlock"
 	"spatec.dev/spatec/exec/progress"
 	"spatec.dev/spatec/exec/record"
 	"spatec.dev/spatec/schema"
@@ -42,6 +44,20 @@ type Session struct {
 	// hostAddrs are the addresses spatec reaches the services at, by
 	// service: as declared, or the container's own on the run's network.
 	hostAddrs map[string]string
+	// process identifies this spatec process on everything it creates.
+	process string
+	// lock is the host lock, when the runner takes one.
+	lock *hostlock.Lock
+}
+
+// labels are the labels of an object the session creates: kv as pairs,
+// and the process that created it.
+func (s *Session) labels(kv ...string) map[string]string {
+	l := map[string]string{LabelProcess: s.process}
+	for i := 0; i+1 < len(kv); i += 2 {
+		l[kv[i]] = kv[i+1]
+	}
+	return l
 }
 
 // infraContainer is a running infrastructure container.
@@ -53,23 +69,43 @@ type infraContainer struct {
 	group   *cgroup.Group
 }
 
-// Open reads the host facts and, unless hold is set (a hold run needs no
-// broker or ClickHouse), brings up the environment's infrastructure.
-func (r *Runner) Open(ctx context.Context, env schema.Environment, hold bool) (*Session, error) {
+// Open reads the host facts and, unless bare is set, brings up the
+// environment's infrastructure. A bare session has none: it serves only
+// hold runs of arms that need no broker or ClickHouse (spatec's own tests
+// of caps and measurement).
+func (r *Runner) Open(ctx context.Context, env schema.Environment, bare bool) (*Session, error) {
 	id, err := record.NewRunID()
 	if err != nil {
 		return nil, err
 	}
 	s := &Session{runner: r, env: env, id: id, infraCgroups: map[string]map[string]string{},
 		images: map[string]image{}, hostAddrs: map[string]string{}}
+	if s.process, err = processID(os.Getpid()); err != nil {
+		return nil, err
+	}
+	if err := s.own(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.open(ctx, bare); err != nil {
+		// Whatever was started goes, and the host lock with it.
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// open reads the host facts and brings the infrastructure up.
+func (s *Session) open(ctx context.Context, bare bool) error {
+	r, env := s.runner, s.env
+	var err error
 	if s.host, err = r.Engine.Info(ctx); err != nil {
-		return nil, fmt.Errorf("reading the engine's host facts: %w", err)
+		return fmt.Errorf("reading the engine's host facts: %w", err)
 	}
 	if s.mode, err = r.Cgroups.Mode(); err != nil {
-		return nil, fmt.Errorf("reading the cgroup mode: %w", err)
+		return fmt.Errorf("reading the cgroup mode: %w", err)
 	}
-	if hold {
-		return s, nil
+	if bare {
+		return nil
 	}
 	// Images first: building one reports progress of its own.
 	for _, svc := range env.Infra.Services() {
@@ -77,20 +113,19 @@ func (r *Runner) Open(ctx context.Context, env schema.Environment, hold bool) (*
 			continue
 		}
 		if svc.Image == nil {
-			return nil, refusef("%s: %s runs as a container but declares no image (C11)", env.Name, svc.Name)
+			return refusef("%s: %s runs as a container but declares no image (C11)", env.Name, svc.Name)
 		}
 		if _, err := s.ensureImage(ctx, serviceRef(svc), svc.Build); err != nil {
-			return nil, fmt.Errorf("the image of %s: %w", svc.Name, err)
+			return fmt.Errorf("the image of %s: %w", svc.Name, err)
 		}
 	}
 	r.Progress.Start(progress.PhaseInfra, 2, "services")
 	if err := s.up(ctx); err != nil {
 		r.Progress.Fail(err)
-		s.Close()
-		return nil, err
+		return err
 	}
 	r.Progress.End()
-	return s, nil
+	return nil
 }
 
 // up starts the broker and ClickHouse as the environment declares them.
@@ -98,7 +133,7 @@ func (s *Session) up(ctx context.Context) error {
 	r := s.runner
 	if s.env.Network == "bridge" {
 		s.network = "spatec-" + s.id[len(s.id)-12:]
-		if _, err := r.Engine.CreateNetwork(ctx, s.network, map[string]string{LabelRun: s.id}); err != nil {
+		if _, err := r.Engine.CreateNetwork(ctx, s.network, s.labels(LabelRun, s.id)); err != nil {
 			return err
 		}
 	}
@@ -212,7 +247,7 @@ func (s *Session) startInfra(ctx context.Context, key string, svc schema.Service
 		Name:       svc.Name,
 		Image:      img.ref,
 		Args:       svc.Args,
-		Labels:     map[string]string{LabelRun: s.id, LabelRole: "infra/" + key},
+		Labels:     s.labels(LabelRun, s.id, LabelRole, "infra/"+key),
 		NanoCPUs:   schema.NanoCPUs(svc.CPUs),
 		CpusetCpus: svc.Cpuset,
 		Memory:     svc.Memory,
@@ -422,6 +457,71 @@ func (s *Session) prepareTable(ctx context.Context, plan *schema.Plan) (*chstore
 	return s.store, nil
 }
 
+// watchBroker asks the broker for its metadata once a second until ctx
+// ends, each time with a deadline, and ends the drain through stop when it
+// has answered nothing for the stall limit: a frozen broker starves every
+// arm, and the window would measure the freeze.
+func (s *Session) watchBroker(ctx context.Context, stall time.Duration, stop context.CancelCauseFunc) {
+	if stall <= 0 {
+		return
+	}
+	deadline := min(max(stall/3, time.Second), 5*time.Second)
+	answered := time.Now()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, deadline)
+		err := s.broker.Ping(pctx)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err == nil:
+			answered = time.Now()
+		case time.Since(answered) > stall:
+			stop(&Failure{fmt.Sprintf("the drain stalled: the broker at %s answered nothing for %v (stall limit %v; each request may take %v): %v",
+				s.hostAddrs["broker"], time.Since(answered).Round(100*time.Millisecond), stall, deadline, err)})
+			return
+		}
+	}
+}
+
+// own takes the host lock, when the runner asks for one, and removes what
+// runs whose process is gone left behind: from here on, nothing else
+// measures on this host.
+func (s *Session) own(ctx context.Context) error {
+	r := s.runner
+	if r.LockPath == "" {
+		return nil
+	}
+	lock, previous, err := hostlock.Acquire(r.LockPath, hostlock.Holder{Session: s.id, PID: os.Getpid(), Started: r.now().UTC(), Env: s.env.Name})
+	var held *hostlock.HeldError
+	if errors.As(err, &held) {
+		return &Refusal{err.Error()}
+	}
+	if err != nil {
+		return err
+	}
+	s.lock = lock
+	if previous != nil {
+		r.Progress.Printf("took over the host lock from %s: its process is gone", previous)
+	}
+	orphans, err := r.sweep(ctx)
+	for _, o := range orphans {
+		r.Progress.Printf("removed what %s left %s ago: its spatec process is gone", o, r.now().Sub(o.Since).Round(time.Second))
+	}
+	if err != nil {
+		s.lock.Release()
+		s.lock = nil
+	}
+	return err
+}
+
 // Close removes the infrastructure containers and closes the clients.
 func (s *Session) Close() {
 	r := s.runner
@@ -441,6 +541,9 @@ func (s *Session) Close() {
 	defer cancel()
 	if err := r.Engine.RemoveByLabel(ctx, LabelRun, s.id); err != nil {
 		r.logf("removing the infrastructure of session %s: %v", s.id, err)
+	}
+	if err := s.lock.Release(); err != nil {
+		r.logf("releasing the host lock: %v", err)
 	}
 }
 

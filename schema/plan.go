@@ -115,6 +115,7 @@ type Workload struct {
 	Columns          string `json:"columns"`
 	DDL              string `json:"ddl"`
 	DrainTimeout     int    `json:"drainTimeout"`
+	StallLimit       int    `json:"stallLimit"`
 }
 
 // Entrant is a resolved #Entrant.

@@ -96,7 +96,7 @@ func TestDrainsThePrefilledTopic(t *testing.T) {
 	emb, store, cfg := setup(t, ctx, spec, partitions)
 	n := uint64(spec.Rows())
 	stop := startArm(t, ctx, cfg)
-	d, err := store.WaitDrained(ctx, "events", n, 0, 45*time.Second, nil)
+	d, err := store.WaitDrained(ctx, "events", n, chstore.DrainOptions{Timeout: 45 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestDrainsThePrefilledTopic(t *testing.T) {
 	produceRange(t, ctx, emb.Addrs(), more, spec.Messages, more.Messages, partitions)
 	stop = startArm(t, ctx, cfg)
 	defer stop()
-	if _, err := store.WaitDrained(ctx, "events", uint64(more.Rows()), 0, 30*time.Second, nil); err != nil {
+	if _, err := store.WaitDrained(ctx, "events", uint64(more.Rows()), chstore.DrainOptions{Timeout: 30 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	count2, distinct2, err := store.Counts(ctx, "events")
@@ -194,7 +194,7 @@ func TestTheProgramExitsZeroOnSIGTERM(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.WaitDrained(ctx, "events", uint64(spec.Rows()), 0, 45*time.Second, nil); err != nil {
+	if _, err := store.WaitDrained(ctx, "events", uint64(spec.Rows()), chstore.DrainOptions{Timeout: 45 * time.Second}); err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
 		t.Fatalf("%v; the program said:\n%s", err, stderr.String())
@@ -317,7 +317,7 @@ func BenchmarkDrain(b *testing.B) {
 		b.StartTimer()
 		start := time.Now()
 		go func() { done <- run(armCtx, cfg, log.New(io.Discard, "", 0)) }()
-		d, err := store.WaitDrained(ctx, "events", uint64(spec.Rows()), 0, 5*time.Minute, nil)
+		d, err := store.WaitDrained(ctx, "events", uint64(spec.Rows()), chstore.DrainOptions{Timeout: 5 * time.Minute})
 		spent += time.Since(start)
 		b.StopTimer()
 		cancel()

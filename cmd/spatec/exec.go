@@ -15,7 +15,9 @@ import (
 	"spatec.dev/spatec/exec"
 	"spatec.dev/spatec/exec/cgroup"
 	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/hostlock"
 	"spatec.dev/spatec/exec/progress"
+	"spatec.dev/spatec/exec/record"
 	"spatec.dev/spatec/schema"
 )
 
@@ -61,22 +63,32 @@ func cmdExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	// A run that cannot be recorded is not started (C14); a hold run
+	// records nothing.
+	if *hold <= 0 {
+		if err := record.CheckRoot(f.results); err != nil {
+			return refusal{err}
+		}
+	}
 	r, closeEngine, err := newRunner(ctx, f, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeEngine()
 
-	sess, err := r.Open(ctx, plans[0].Env, *hold > 0)
+	// A hold run gets the infrastructure too: an arm cannot start without
+	// its broker and ClickHouse.
+	sess, err := r.Open(ctx, plans[0].Env, false)
 	if err != nil {
 		return asRefusal(err)
 	}
 	defer sess.Close()
 
 	var failed, refused []string
-	for rep := 1; rep <= *reps; rep++ {
+	stopped := false
+	for rep := 1; rep <= *reps && !stopped; rep++ {
 		for _, p := range plans {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || stopped {
 				break
 			}
 			res, err := sess.Run(ctx, p, exec.Options{
@@ -86,8 +98,19 @@ func cmdExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			if res != nil && (err == nil || *hold <= 0) {
 				printResult(stdout, p, res, *hold > 0)
 			}
-			var ref *exec.Refusal
+			var (
+				ref *exec.Refusal
+				un  *exec.Unrecorded
+			)
 			switch {
+			case errors.As(err, &un):
+				// The record exists only here now: print all of it, and
+				// measure nothing more that could not be recorded either.
+				line, _ := json.Marshal(res.Record)
+				fmt.Fprintf(stderr, "spatec exec: %s rep %d: %v\nspatec exec: stopping; the whole record follows, append it to %s once it can be written:\n%s\n",
+					p.Entrant.Name, rep, un, un.Path, line)
+				failed = append(failed, p.Entrant.Name)
+				stopped = true
 			case errors.As(err, &ref):
 				refused = append(refused, fmt.Sprintf("%s rep %d: %s", p.Entrant.Name, rep, ref.Reason))
 			case err != nil:
@@ -184,6 +207,7 @@ func newRunner(ctx context.Context, f execFlags, stderr io.Writer) (*exec.Runner
 		Commit:    c,
 		SourceDir: src,
 		CacheDir:  f.cache,
+		LockPath:  hostlock.DefaultPath,
 	}, func() { e.Close() }, nil
 }
 
@@ -236,6 +260,11 @@ func cmdCeiling(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usageError{"--env is required"}
 	}
 	path := exec.CeilingsPath(f.results, f.env)
+	if *measure {
+		if err := record.CheckRoot(f.results); err != nil {
+			return refusal{err}
+		}
+	}
 	if !*measure {
 		c, err := exec.LoadCeilings(path)
 		if err != nil {

@@ -14,6 +14,9 @@ var (
 	// ErrTooManyRows reports more distinct ids than the topic holds: the
 	// table was not emptied, or another writer adds rows.
 	ErrTooManyRows = errors.New("more distinct ids than expected")
+	// ErrStalled reports a drain that made no progress for longer than its
+	// stall limit: ClickHouse answered no query, or no new row landed.
+	ErrStalled = errors.New("drain stalled")
 )
 
 // DefaultPoll is the polling period of WaitDrained: 10 Hz.
@@ -33,6 +36,9 @@ type Drain struct {
 	Count      uint64 // rows in the table at the last poll
 	Distinct   uint64 // distinct ids at the last poll that measured them
 	Duplicates uint64 // Count − Distinct, when Distinct was measured with Count
+	// Counted and DistinctCounted tell whether Count and Distinct were
+	// measured at all: a figure ClickHouse never gave is unknown, not 0.
+	Counted, DistinctCounted bool
 	// Elapsed runs from the call to the poll that saw Distinct reach Want
 	// (or to the end of waiting).
 	Elapsed time.Duration
@@ -40,6 +46,29 @@ type Drain struct {
 	// was.
 	FirstRow time.Duration
 	Polls    int
+}
+
+// DrainOptions say how WaitDrained watches a drain.
+type DrainOptions struct {
+	// Poll is the polling period, at most MaxPoll; 0 means DefaultPoll.
+	Poll time.Duration
+	// Timeout bounds the whole drain (C13); it must be positive.
+	Timeout time.Duration
+	// Stall, when positive, ends the drain as stalled when ClickHouse has
+	// answered no query for that long, or when rows have landed and no new
+	// one has for that long.
+	Stall time.Duration
+	// Progress, when not nil, is called after every poll with the count
+	// and the last measured distinct count (0 until count first reaches n).
+	Progress func(count, distinct uint64)
+}
+
+// queryTimeout bounds one poll: a frozen server must not hold the watch.
+func (o DrainOptions) queryTimeout() time.Duration {
+	if o.Stall <= 0 {
+		return 5 * time.Second
+	}
+	return min(max(o.Stall/3, time.Second), 5*time.Second)
 }
 
 // WaitDrained polls table until its distinct ids reach n, the expected
@@ -52,20 +81,22 @@ type Drain struct {
 // without a full scan of the table competing with the arm for the server
 // five times a second.
 //
-// progress, when not nil, is called after every poll with the count and
-// the last measured distinct count (0 until count first reaches n).
+// Every query has a deadline. A server that refuses three polls in a row
+// is lost, and the drain ends at once; one that answers nothing for the
+// stall limit, or a table that stops growing for it, ends the drain as
+// stalled (ErrStalled), with the counts of the moment.
 //
-// When timeout passes first, the returned error wraps ErrDrainTimeout and
+// When the timeout passes first, the returned error wraps ErrDrainTimeout and
 // Drain holds both counts, measured once more after the deadline so the
 // failed record has exact figures. A cancelled ctx (an interrupted run)
 // likewise returns both counts with ctx's error. Rows that land after the
 // end (duplicates from the arm's last batches) are not in Drain: call
 // Counts once the arm has stopped for the final duplicate count.
-func (s *Store) WaitDrained(ctx context.Context, table string, n uint64, poll, timeout time.Duration,
-	progress func(count, distinct uint64)) (Drain, error) {
+func (s *Store) WaitDrained(ctx context.Context, table string, n uint64, o DrainOptions) (Drain, error) {
 	if err := checkTable(table); err != nil {
 		return Drain{}, err
 	}
+	poll, timeout := o.Poll, o.Timeout
 	if poll == 0 {
 		poll = DefaultPoll
 	}
@@ -83,16 +114,25 @@ func (s *Store) WaitDrained(ctx context.Context, table string, n uint64, poll, t
 
 	d := Drain{Want: n}
 	failures := 0
+	answered, grew := start, start // the last poll answered, the last that saw new rows
 	for {
-		err := s.pollOnce(waitCtx, table, &d)
-		d.Elapsed = time.Since(start)
+		before := d.Count
+		qctx, cancel := context.WithTimeout(waitCtx, o.queryTimeout())
+		err := s.pollOnce(qctx, table, &d)
+		cancel()
+		now := time.Now()
+		d.Elapsed = now.Sub(start)
 		if err == nil {
 			failures = 0
+			answered = now
+			if d.Count > before {
+				grew = now
+			}
 			if d.FirstRow == 0 && d.Count > 0 {
 				d.FirstRow = d.Elapsed
 			}
-			if progress != nil {
-				progress(d.Count, d.Distinct)
+			if o.Progress != nil {
+				o.Progress(d.Count, d.Distinct)
 			}
 			switch {
 			case d.Distinct > n:
@@ -101,10 +141,20 @@ func (s *Store) WaitDrained(ctx context.Context, table string, n uint64, poll, t
 			case d.Distinct == n && d.Count >= n:
 				return d, nil
 			}
-		} else if failures++; waitCtx.Err() == nil && failures >= maxPollFailures {
-			// The server stopped answering (lost mid-run): the run
-			// fails now rather than at the timeout.
+		} else if failures++; waitCtx.Err() == nil && failures >= maxPollFailures && !errors.Is(err, context.DeadlineExceeded) {
+			// The server refuses (lost mid-run): the run fails now
+			// rather than at the timeout.
 			return d, fmt.Errorf("waiting for %s to drain (%d of %d distinct ids after %v): %w", table, d.Distinct, n, d.Elapsed.Round(time.Millisecond), err)
+		}
+		if o.Stall > 0 && waitCtx.Err() == nil {
+			switch {
+			case now.Sub(answered) > o.Stall:
+				return d, fmt.Errorf("%w: ClickHouse at %s answered no query for %v (stall limit %v; each query may take %v); %d rows had landed when it last answered",
+					ErrStalled, s.addr, now.Sub(answered).Round(100*time.Millisecond), o.Stall, o.queryTimeout(), d.Count)
+			case d.Count > 0 && now.Sub(grew) > o.Stall:
+				return d, fmt.Errorf("%w: no new row landed in %s for %v (stall limit %v), at %d rows of %d",
+					ErrStalled, table, now.Sub(grew).Round(100*time.Millisecond), o.Stall, d.Count, n)
+			}
 		}
 		select {
 		case <-ticker.C:
@@ -122,7 +172,7 @@ func (s *Store) pollOnce(ctx context.Context, table string, d *Drain) error {
 	if err != nil {
 		return err
 	}
-	d.Count = count
+	d.Count, d.Counted = count, true
 	if count < d.Want {
 		return nil
 	}
@@ -130,7 +180,7 @@ func (s *Store) pollOnce(ctx context.Context, table string, d *Drain) error {
 	if err != nil {
 		return err
 	}
-	d.Count, d.Distinct, d.Duplicates = count, distinct, count-distinct
+	d.Count, d.Distinct, d.Duplicates, d.DistinctCounted = count, distinct, count-distinct, true
 	return nil
 }
 
@@ -141,6 +191,7 @@ func (s *Store) incomplete(ctx context.Context, table string, d Drain, timeout t
 	defer cancel()
 	if count, distinct, err := s.Counts(final, table); err == nil {
 		d.Count, d.Distinct, d.Duplicates = count, distinct, count-distinct
+		d.Counted, d.DistinctCounted = true, true
 	}
 	if err := ctx.Err(); err != nil {
 		return d, fmt.Errorf("waiting for %s to drain, interrupted after %v with %d of %d distinct ids (%d rows): %w",

@@ -130,12 +130,12 @@ func TestWaitDrainedEndsWhenDistinctReachesN(t *testing.T) {
 		}
 		insertMessages(t, s, table, 0, 10)
 	}()
-	d, err := s.WaitDrained(ctx, table, uint64(spec.Rows()), 0, 20*time.Second, func(count, distinct uint64) {
+	d, err := s.WaitDrained(ctx, table, uint64(spec.Rows()), DrainOptions{Timeout: 20 * time.Second, Progress: func(count, distinct uint64) {
 		polls.Add(1)
 		if distinct > count {
 			t.Errorf("progress reports %d distinct of %d rows", distinct, count)
 		}
-	})
+	}})
 	<-done
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +157,7 @@ func TestWaitDrainedTimeoutReportsBothCounts(t *testing.T) {
 	table := newTable(t, s)
 	insertMessages(t, s, table, 0, 250) // 500 rows
 	insertMessages(t, s, table, 0, 25)  // 50 duplicates
-	d, err := s.WaitDrained(testCtx(t), table, 1000, 50*time.Millisecond, 300*time.Millisecond, nil)
+	d, err := s.WaitDrained(testCtx(t), table, 1000, DrainOptions{Poll: 50 * time.Millisecond, Timeout: 300 * time.Millisecond})
 	if !errors.Is(err, ErrDrainTimeout) {
 		t.Fatalf("incomplete drain: got %v, want ErrDrainTimeout", err)
 	}
@@ -174,7 +174,7 @@ func TestWaitDrainedInterruptedReportsBothCounts(t *testing.T) {
 	table := newTable(t, s)
 	insertMessages(t, s, table, 0, 100)
 	ctx, cancel := context.WithCancel(testCtx(t))
-	d, err := s.WaitDrained(ctx, table, 1000, 0, time.Minute, func(uint64, uint64) { cancel() })
+	d, err := s.WaitDrained(ctx, table, 1000, DrainOptions{Timeout: time.Minute, Progress: func(uint64, uint64) { cancel() }})
 	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrDrainTimeout) {
 		t.Fatalf("interrupted drain: got %v, want context.Canceled", err)
 	}
@@ -187,7 +187,7 @@ func TestWaitDrainedRefusesMoreRowsThanTheTopicHolds(t *testing.T) {
 	s := openTestStore(t)
 	table := newTable(t, s)
 	insertMessages(t, s, table, 0, 100)
-	_, err := s.WaitDrained(testCtx(t), table, 150, 0, 10*time.Second, nil)
+	_, err := s.WaitDrained(testCtx(t), table, 150, DrainOptions{Timeout: 10 * time.Second})
 	if !errors.Is(err, ErrTooManyRows) || !strings.Contains(err.Error(), "holds 200 distinct ids, more than the 150") {
 		t.Fatalf("drain over a table with extra rows: got %v", err)
 	}
@@ -216,7 +216,7 @@ func TestWaitDrainedFailsWhenTheServerIsLost(t *testing.T) {
 	}
 	defer conn.Close()
 	lost := &Store{conn: conn, addr: ln.Addr().String(), database: "default", maxConns: 1}
-	d, err := lost.WaitDrained(testCtx(t), "events", 10, 0, 20*time.Second, nil)
+	d, err := lost.WaitDrained(testCtx(t), "events", 10, DrainOptions{Timeout: 20 * time.Second})
 	if err == nil || errors.Is(err, ErrDrainTimeout) || !strings.Contains(err.Error(), "waiting for events to drain (0 of 10 distinct ids") {
 		t.Fatalf("drain over a lost server: got %v", err)
 	}
@@ -225,9 +225,63 @@ func TestWaitDrainedFailsWhenTheServerIsLost(t *testing.T) {
 	}
 }
 
+// TestWaitDrainedEndsAStalledDrain: rows that stop landing, and a server
+// that stops answering (a listener that accepts and never replies, as a
+// frozen server does), each end the drain at the stall limit, not at its
+// timeout, with what was known when it stalled.
+func TestWaitDrainedEndsAStalledDrain(t *testing.T) {
+	s := openTestStore(t)
+	table := newTable(t, s)
+	insertMessages(t, s, table, 0, 100)
+	begin := time.Now()
+	d, err := s.WaitDrained(testCtx(t), table, 1000, DrainOptions{Timeout: time.Minute, Stall: time.Second})
+	if !errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), "no new row landed in "+table) ||
+		!strings.Contains(err.Error(), "(stall limit 1s), at 200 rows of 1000") {
+		t.Fatalf("a drain that stopped growing: got %v", err)
+	}
+	if took := time.Since(begin); took > 10*time.Second || d.Count != 200 || !d.Counted {
+		t.Fatalf("stalled drain after %v: %+v; want it ended near the stall limit with 200 rows counted", took, d)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	held := make(chan net.Conn, 16)
+	defer func() {
+		ln.Close()
+		for len(held) > 0 {
+			(<-held).Close()
+		}
+	}()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held <- c // never answered
+		}
+	}()
+	conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{ln.Addr().String()}, DialTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	frozen := &Store{conn: conn, addr: ln.Addr().String(), database: "default", maxConns: 1}
+	d, err = frozen.WaitDrained(testCtx(t), "events", 10, DrainOptions{Timeout: time.Minute, Stall: 2 * time.Second})
+	if !errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), "ClickHouse at "+ln.Addr().String()+" answered no query for") {
+		t.Fatalf("a drain over a frozen server: got %v", err)
+	}
+	if d.Counted || d.DistinctCounted {
+		t.Errorf("a server that never answered gave counts: %+v", d)
+	}
+}
+
 func TestWaitDrainedInsistsOnFiveHertz(t *testing.T) {
 	s := openTestStore(t)
-	_, err := s.WaitDrained(testCtx(t), "events", 10, time.Second, time.Minute, nil)
+	_, err := s.WaitDrained(testCtx(t), "events", 10, DrainOptions{Poll: time.Second, Timeout: time.Minute})
 	if err == nil || !strings.Contains(err.Error(), "poll period 1s is outside (0, 200ms]") {
 		t.Fatalf("slow polling: got %v", err)
 	}

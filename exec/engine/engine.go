@@ -494,6 +494,31 @@ func (e *Engine) ListByLabel(ctx context.Context, key, value string) (Labelled, 
 	return out, nil
 }
 
+// ListOwned lists the containers (running or not) and networks carrying the
+// label key, whatever its value, with their labels and creation times.
+func (e *Engine) ListOwned(ctx context.Context, key string) ([]Owned, error) {
+	if key == "" {
+		return nil, errors.New("listing by label: no label key given")
+	}
+	f := labelFilter(key, "")
+	cs, err := e.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		return nil, fmt.Errorf("listing containers labelled %s: %w", key, err)
+	}
+	var out []Owned
+	for _, c := range cs {
+		out = append(out, Owned{Kind: "container", ID: c.ID, Name: containerName(c), Labels: c.Labels, Created: time.Unix(c.Created, 0)})
+	}
+	ns, err := e.cli.NetworkList(ctx, network.ListOptions{Filters: f})
+	if err != nil {
+		return nil, fmt.Errorf("listing networks labelled %s: %w", key, err)
+	}
+	for _, n := range ns {
+		out = append(out, Owned{Kind: "network", ID: n.ID, Name: n.Name, Labels: n.Labels, Created: n.Created})
+	}
+	return out, nil
+}
+
 func containerName(c container.Summary) string {
 	if len(c.Names) > 0 {
 		return strings.TrimPrefix(c.Names[0], "/")

@@ -169,3 +169,14 @@ type Labelled struct {
 
 // Empty reports whether nothing is left under the label.
 func (l Labelled) Empty() bool { return len(l.Containers) == 0 && len(l.Networks) == 0 }
+
+// Owned is a container or network found by its label.
+type Owned struct {
+	// Kind is "container" or "network".
+	Kind   string
+	ID     string
+	Name   string
+	Labels map[string]string
+	// Created is when the engine created it.
+	Created time.Time
+}

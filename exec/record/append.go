@@ -20,6 +20,42 @@ func PathFor(root, env, entrant string, t time.Time) string {
 	return filepath.Join(root, env, entrant, t.UTC().Format("2006-01")+".jsonl")
 }
 
+// MinFree is the room a results root must have for a run to start: a
+// record is a few KiB, and a run that measures only to find it cannot record
+// the result has wasted the measurement.
+const MinFree = 1 << 20
+
+// CheckRoot makes sure records can be appended under root before anything
+// is measured: root is a directory (created when missing), writable, with
+// MinFree bytes free. The error says what is wrong and how to fix it.
+func CheckRoot(root string) error {
+	st, err := os.Stat(root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if _, err := mkdirAll(root); err != nil {
+			return fmt.Errorf("results %s does not exist and cannot be created: %v; give --results a directory that can be", root, err)
+		}
+	case err != nil:
+		return fmt.Errorf("results %s cannot be read: %v; give --results a directory", root, err)
+	case !st.IsDir():
+		return fmt.Errorf("results %s is a file, not a directory; give --results a directory (it is created when missing)", root)
+	}
+	probe, err := os.CreateTemp(root, ".spatec-write-check-*")
+	if err != nil {
+		return fmt.Errorf("results directory %s is not writable: %v; fix its permissions or give --results another directory", root, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	var fsys unix.Statfs_t
+	if err := unix.Statfs(root, &fsys); err != nil {
+		return fmt.Errorf("results directory %s: reading its free space: %v", root, err)
+	}
+	if free := int64(fsys.Bavail) * int64(fsys.Bsize); free < MinFree {
+		return fmt.Errorf("results directory %s has %d bytes free; a run needs at least %d to record its results; free some space there or give --results another directory", root, free, MinFree)
+	}
+	return nil
+}
+
 // Append writes rec as one JSON line at the end of the log at path, creating
 // the file and its directories when missing.
 //
@@ -27,7 +63,9 @@ func PathFor(root, env, entrant string, t time.Time) string {
 // concurrent runs (goroutines or processes) never interleave, and the file
 // is fsync'd before Append returns, together with its directory when the
 // file is new, so a record that Append reported written survives a crash.
-// The file is opened O_APPEND and never truncated.
+// The file is opened O_APPEND. A write that fails part-way (a full disk)
+// is undone: the file is cut back to the length it had under the lock, so
+// no partial line is left and nothing recorded before is touched.
 //
 // Append refuses only a record it could not file or identify (unknown schema
 // or status, bad run id, missing env or entrant). Other gaps, such as missing
@@ -83,11 +121,19 @@ func Append(path string, rec *Record) error {
 		}
 	}
 
+	size := st.Size()
+	undo := func(err error) error {
+		if terr := f.Truncate(size); terr != nil {
+			return fmt.Errorf("%w; and cutting %s back to its %d bytes failed too: %v", err, path, size, terr)
+		}
+		_ = f.Sync()
+		return err
+	}
 	if _, err := f.Write(line); err != nil {
-		return fmt.Errorf("appending run %s: writing to %s: %w", rec.RunID, path, err)
+		return undo(fmt.Errorf("appending run %s: writing to %s: %w", rec.RunID, path, err))
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("appending run %s: syncing %s: %w", rec.RunID, path, err)
+		return undo(fmt.Errorf("appending run %s: syncing %s: %w", rec.RunID, path, err))
 	}
 	// A new file's directory entry, and any directory created for it, is
 	// durable only once its parent directory is synced.

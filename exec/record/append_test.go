@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"spatec.dev/spatec/internal/testenv"
 )
 
 func TestAppendRoundTrip(t *testing.T) {
@@ -31,6 +33,62 @@ func TestAppendRoundTrip(t *testing.T) {
 	}
 	if ps := Validate(root); len(ps) != 0 {
 		t.Fatalf("a tree written by Append is not clean:\n%s", render(ps))
+	}
+}
+
+func TestCheckRoot(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "new", "results")
+	if err := CheckRoot(missing); err != nil {
+		t.Fatalf("a missing root: %v; want it created", err)
+	}
+	if st, err := os.Stat(missing); err != nil || !st.IsDir() {
+		t.Fatalf("the missing root was not created: %v", err)
+	}
+	file := filepath.Join(dir, "results.txt")
+	writeFile(t, file, "not a directory\n")
+	if err := CheckRoot(file); err == nil || !strings.Contains(err.Error(), "is a file, not a directory; give --results a directory") {
+		t.Errorf("a regular file: %v", err)
+	}
+	full := testenv.SmallTmpfs(t, 256<<10)
+	if err := CheckRoot(full); err == nil || !strings.Contains(err.Error(), "a run needs at least 1048576 to record its results") {
+		t.Errorf("a root with 256 KiB: %v", err)
+	}
+	if left, _ := os.ReadDir(full); len(left) != 0 {
+		t.Errorf("the check left %v behind", left)
+	}
+}
+
+// TestAppendOnAFullDiskLeavesNoPartialLine fills a real (tmpfs) file system
+// between two records: the second fails, the file is cut back to its first
+// record, and the log still validates.
+func TestAppendOnAFullDiskLeavesNoPartialLine(t *testing.T) {
+	root := testenv.SmallTmpfs(t, 64<<10)
+	first := sample(t)
+	path := PathFor(root, first.Run.Env, first.SUT.Entrant, first.Run.StartedAt)
+	if err := Append(path, first); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Fill(t, root)
+	second := sample(t)
+	second.Note = strings.Repeat("a long note that takes more room than the page the log has left. ", 200)
+	err = Append(path, second)
+	if err == nil || !strings.Contains(err.Error(), "no space left on device") {
+		t.Fatalf("Append on a full disk: %v; want the write's error", err)
+	}
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after) != string(before) {
+		t.Fatalf("after a failed append the log holds %d bytes, %d before; want it as it was", len(after), len(before))
+	}
+	if ps := Validate(root); len(ps) != 0 {
+		t.Errorf("the log does not validate after a failed append:\n%s", render(ps))
 	}
 }
 

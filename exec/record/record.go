@@ -129,6 +129,7 @@ const (
 	FlagPeakLifetime     = "peak_lifetime"     // memory.peak could not be reset: the peak covers the container's lifetime
 	FlagInterrupted      = "interrupted"       // the run was stopped by a signal
 	FlagJVMHeapUnread    = "jvm_heap_unread"   // a JVM container's GC log could not be read: its heap figures (C9) are missing
+	FlagRowsUncounted    = "rows_uncounted"    // ClickHouse could not count the rows landed: distinct_rows (or landed_rows) is absent, not 0
 )
 
 // Record is one run of one arm: one line of the results log.
@@ -196,6 +197,10 @@ type Run struct {
 	// (C6), container name -> file name -> raw contents, exactly as the
 	// kernel wrote them so a reader can re-check them.
 	Cgroups map[string]map[string]string `json:"cgroups"`
+	// CgroupsEnd holds the same files read again at the end of the
+	// window: C6 holds the caps for the whole window, and a reader can
+	// compare the two readings.
+	CgroupsEnd map[string]map[string]string `json:"cgroups_end,omitempty"`
 	Dataset Dataset                      `json:"dataset"`
 	Window  Window                       `json:"window"`
 	// Ceilings holds the ceilings the run was gated against (C12), when
