@@ -201,8 +201,8 @@ type Run struct {
 	// window: C6 holds the caps for the whole window, and a reader can
 	// compare the two readings.
 	CgroupsEnd map[string]map[string]string `json:"cgroups_end,omitempty"`
-	Dataset Dataset                      `json:"dataset"`
-	Window  Window                       `json:"window"`
+	Dataset    Dataset                      `json:"dataset"`
+	Window     Window                       `json:"window"`
 	// Ceilings holds the ceilings the run was gated against (C12), when
 	// there were usable ones.
 	Ceilings map[string]Metric `json:"ceilings,omitempty"`
