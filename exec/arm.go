@@ -324,6 +324,8 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 		select {
 		case e := <-run.exited:
 			stopDrain(&Failure{fmt.Sprintf("container %s exited during the drain with code %d; its log ends:\n%s", e.name, e.code, e.logs)})
+		case e := <-run.s.infraExits:
+			stopDrain(&Failure{fmt.Sprintf("the %s exited during the drain with code %d; its log ends:\n%s", e.name, e.code, e.logs)})
 		case <-drainCtx.Done():
 		}
 	}()
@@ -379,7 +381,7 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	case errors.Is(err, chstore.ErrDrainTimeout):
 		err = &Failure{fmt.Sprintf("C13: the drain timed out after %ds", wl.DrainTimeout)}
 	case errors.Is(err, chstore.ErrStalled):
-		err = &Failure{fmt.Sprintf("the drain stalled: %v", err)}
+		err = &Failure{err.Error()}
 	default:
 		err = &Failure{fmt.Sprintf("watching ClickHouse during the drain: %v", err)}
 	}

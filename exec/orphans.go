@@ -33,7 +33,7 @@ func (o Orphan) String() string {
 	if len(o.Networks) > 0 {
 		parts = append(parts, "networks "+strings.Join(o.Networks, ", "))
 	}
-	return fmt.Sprintf("run %s: %s", o.Run, strings.Join(parts, "; "))
+	return strings.Join(parts, "; ")
 }
 
 // sweep finds what spatec runs left on the engine. The objects of a run
@@ -83,6 +83,8 @@ func (r *Runner) sweep(ctx context.Context) ([]Orphan, error) {
 	if len(live) > 0 {
 		return nil, refusef("another spatec is measuring on this engine; a run beside it would share its cores and its infrastructure:\n  %s\nwait for it to end, or stop it", strings.Join(live, "\n  "))
 	}
+	// A session's network goes last: the runs' containers on it hold it.
+	slices.SortStableFunc(orphans, func(a, b Orphan) int { return len(a.Networks) - len(b.Networks) })
 	var errs []error
 	for _, o := range orphans {
 		if err := r.Engine.RemoveByLabel(ctx, LabelRun, o.Run); err != nil {

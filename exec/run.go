@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"spatec.dev/spatec/exec/cgroup"
@@ -66,6 +67,10 @@ type Runner struct {
 	// SourceDir is the module checkout that programs declared by a
 	// container's build are compiled from.
 	SourceDir string
+	// Results, when set, is the results root this runner records under:
+	// opening a session records there, as failed, the runs that earlier
+	// spatec processes started and died before recording.
+	Results string
 	// LockPath, when set, is the host-wide lock a session holds while it is
 	// open (hostlock.DefaultPath for the CLI): one measurement at a time on
 	// a host. A runner that holds it owns the engine, so opening a session
@@ -115,6 +120,18 @@ func (s *Session) Run(ctx context.Context, plan *schema.Plan, opts Options) (*Re
 		return nil, err
 	}
 	res.Record = run.rec
+	recording := opts.Results != "" && opts.Hold <= 0
+	if recording {
+		// Written ahead: should this process die before the end, the next
+		// run under this root records this one as failed (C14).
+		ahead := run.rec
+		ahead.Status = record.StatusFailed
+		ahead.Note = killedNote
+		ahead.Flags = append(slices.Clone(ahead.Flags), record.FlagInterrupted)
+		if err := record.WritePending(opts.Results, record.Pending{Process: s.process, Record: ahead}); err != nil {
+			return res, &Refusal{fmt.Sprintf("C14: the run could not be written ahead, so it could not be recorded either: %v", err)}
+		}
+	}
 	defer func() {
 		// Teardown runs whatever happened, on a context of its own: a run
 		// interrupted by Ctrl-C must still remove what it started.
@@ -136,14 +153,52 @@ func (s *Session) Run(ctx context.Context, plan *schema.Plan, opts Options) (*Re
 	if ib := (*infraBound)(nil); errors.As(err, &ib) {
 		err = nil
 	}
-	if opts.Results != "" && opts.Hold <= 0 {
+	if recording {
 		path := record.PathFor(opts.Results, plan.Env.Name, plan.Entrant.Name, run.rec.Run.StartedAt)
-		if aerr := record.Append(path, &res.Record); aerr != nil {
+		aerr := record.Append(path, &res.Record)
+		// Recorded, or handed to the caller whole: either way the pending
+		// record must not be recorded again as a killed run.
+		if perr := record.RemovePending(opts.Results, run.id); perr != nil {
+			r.logf("%v", perr)
+		}
+		if aerr != nil {
 			return res, errors.Join(err, &Unrecorded{Path: path, Err: aerr})
 		}
 		r.logf("recorded %s run %s in %s", run.rec.Status, run.id, path)
 	}
 	return res, err
+}
+
+// killedNote is the note of a run whose spatec process died before it
+// could record the run.
+const killedNote = "spatec ended without recording this run: its process was killed (SIGKILL, the OOM killer) or the host went down during it; the run was recorded, and what it left removed, by the next spatec run under the same results"
+
+// recoverPending records as failed every run written ahead under root whose
+// process is gone, and returns them.
+func (r *Runner) recoverPending(root string) ([]record.Record, error) {
+	pending, err := record.ListPending(root)
+	if err != nil {
+		return nil, err
+	}
+	var recovered []record.Record
+	var errs []error
+	for _, p := range pending {
+		if processAlive(p.Process) {
+			continue
+		}
+		rec := p.Record
+		rec.Run.EndedAt = r.now().UTC()
+		path := record.PathFor(root, rec.Run.Env, rec.SUT.Entrant, rec.Run.StartedAt)
+		if err := record.Append(path, &rec); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := record.RemovePending(root, rec.RunID); err != nil {
+			errs = append(errs, err)
+		}
+		recovered = append(recovered, rec)
+	}
+	return recovered, errors.Join(errs...)
 }
 
 // execute is the flow of one run, in order. Each step returns a *Refusal

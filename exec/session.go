@@ -48,6 +48,11 @@ type Session struct {
 	process string
 	// lock is the host lock, when the runner takes one.
 	lock *hostlock.Lock
+	// infraExits receives the infrastructure containers that stop on their
+	// own; watching ends with the session.
+	infraExits chan exitEvent
+	watching   context.Context
+	stopWatch  context.CancelFunc
 }
 
 // labels are the labels of an object the session creates: kv as pairs,
@@ -79,7 +84,8 @@ func (r *Runner) Open(ctx context.Context, env schema.Environment, bare bool) (*
 		return nil, err
 	}
 	s := &Session{runner: r, env: env, id: id, infraCgroups: map[string]map[string]string{},
-		images: map[string]image{}, hostAddrs: map[string]string{}}
+		images: map[string]image{}, hostAddrs: map[string]string{}, infraExits: make(chan exitEvent, 2)}
+	s.watching, s.stopWatch = context.WithCancel(context.WithoutCancel(ctx))
 	if s.process, err = processID(os.Getpid()); err != nil {
 		return nil, err
 	}
@@ -281,7 +287,25 @@ func (s *Session) startInfra(ctx context.Context, key string, svc schema.Service
 	}
 	s.infraCgroups[svc.Name] = raw
 	s.infra = append(s.infra, infraContainer{service: key, name: svc.Name, id: created.ID, image: img, group: group})
+	go s.watchInfra(key+" container "+svc.Name, created.ID)
 	return s.reach(ctx, key, svc, created.ID)
+}
+
+// watchInfra reports an infrastructure container that stops while the
+// session is open: every run on it from then on measures nothing.
+func (s *Session) watchInfra(name, id string) {
+	e := s.runner.Engine
+	code, err := e.Wait(s.watching, id)
+	if err != nil || s.watching.Err() != nil {
+		return
+	}
+	lctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	logs, _ := e.Logs(lctx, id, 20)
+	select {
+	case s.infraExits <- exitEvent{name: name, code: code, logs: logs}:
+	default:
+	}
 }
 
 // reach settles the address spatec uses for a service in a container: the
@@ -513,7 +537,15 @@ func (s *Session) own(ctx context.Context) error {
 	}
 	orphans, err := r.sweep(ctx)
 	for _, o := range orphans {
-		r.Progress.Printf("removed what %s left %s ago: its spatec process is gone", o, r.now().Sub(o.Since).Round(time.Second))
+		r.Progress.Printf("removed what run %s left %s ago (its spatec process is gone): %s", o.Run, r.now().Sub(o.Since).Round(time.Second), o)
+	}
+	if err == nil && r.Results != "" {
+		var recovered []record.Record
+		recovered, err = r.recoverPending(r.Results)
+		for _, rec := range recovered {
+			r.Progress.Printf("recorded run %s of %s (started %s) as failed: its spatec process died before recording it",
+				rec.RunID, rec.SUT.Entrant, rec.Run.StartedAt.Format(time.RFC3339))
+		}
 	}
 	if err != nil {
 		s.lock.Release()
@@ -525,6 +557,7 @@ func (s *Session) own(ctx context.Context) error {
 // Close removes the infrastructure containers and closes the clients.
 func (s *Session) Close() {
 	r := s.runner
+	s.stopWatch()
 	if s.broker != nil {
 		s.broker.Close()
 	}

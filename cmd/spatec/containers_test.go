@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	osexec "os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -126,4 +127,30 @@ func TestLocalContainersComparesTwoRealArms(t *testing.T) {
 		t.Errorf("validate: exit %d\n%s%s", code, vout, verr)
 	}
 	_ = os.RemoveAll(results)
+}
+
+// TestHoldBringsTheInfrastructureUp: a hold run starts the broker and
+// ClickHouse and fills the topic, so a real consumer has something to read
+// while its caps and measurement are checked.
+func TestHoldBringsTheInfrastructureUp(t *testing.T) {
+	requireServices(t)
+	testenv.Require(t, "mmdebstrap (builds the Debian ClickHouse image)", func() error {
+		_, err := osexec.LookPath("mmdebstrap")
+		return err
+	})
+	code, out, errOut := cli(t, "exec", "--env", "local-containers", "reference", "--hold", "5s", "--results", t.TempDir())
+	if code != exitOK || !strings.Contains(out, "reference:default held ") || !strings.Contains(errOut, "phase=prefill state=end") {
+		t.Fatalf("hold: exit %d\n%s\n%s", code, out, errOut)
+	}
+	var cores float64
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "consumer ") {
+			f := strings.Fields(line)
+			cores, _ = strconv.ParseFloat(f[3], 64)
+		}
+	}
+	if cores <= 0.05 {
+		t.Errorf("the consumer used %v cores while held; with the topic filled it reads and inserts:\n%s", cores, out)
+	}
+	assertNothingLeft(t)
 }

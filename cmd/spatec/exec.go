@@ -208,6 +208,7 @@ func newRunner(ctx context.Context, f execFlags, stderr io.Writer) (*exec.Runner
 		SourceDir: src,
 		CacheDir:  f.cache,
 		LockPath:  hostlock.DefaultPath,
+		Results:   f.results,
 	}, func() { e.Close() }, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 )
 
@@ -16,7 +17,7 @@ var (
 	ErrTooManyRows = errors.New("more distinct ids than expected")
 	// ErrStalled reports a drain that made no progress for longer than its
 	// stall limit: ClickHouse answered no query, or no new row landed.
-	ErrStalled = errors.New("drain stalled")
+	ErrStalled = errors.New("the drain stalled")
 )
 
 // DefaultPoll is the polling period of WaitDrained: 10 Hz.
@@ -141,7 +142,7 @@ func (s *Store) WaitDrained(ctx context.Context, table string, n uint64, o Drain
 			case d.Distinct == n && d.Count >= n:
 				return d, nil
 			}
-		} else if failures++; waitCtx.Err() == nil && failures >= maxPollFailures && !errors.Is(err, context.DeadlineExceeded) {
+		} else if failures++; waitCtx.Err() == nil && failures >= maxPollFailures && !noAnswer(err) {
 			// The server refuses (lost mid-run): the run fails now
 			// rather than at the timeout.
 			return d, fmt.Errorf("waiting for %s to drain (%d of %d distinct ids after %v): %w", table, d.Distinct, n, d.Elapsed.Round(time.Millisecond), err)
@@ -164,6 +165,14 @@ func (s *Store) WaitDrained(ctx context.Context, table string, n uint64, o Drain
 		d.Elapsed = time.Since(start)
 		return s.incomplete(ctx, table, d, timeout)
 	}
+}
+
+// noAnswer tells a server that does not answer (a frozen one: the query's
+// deadline or a read timed out) from one that refuses: the first may come
+// back and is given the stall limit, the second is lost.
+func noAnswer(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
 func (s *Store) pollOnce(ctx context.Context, table string, d *Drain) error {

@@ -453,6 +453,31 @@ func (e *Engine) Stop(ctx context.Context, id string, grace time.Duration) error
 	return nil
 }
 
+// Pause freezes every process of a running container (the freezer
+// cgroup), as a stalled system looks from outside; Unpause thaws them.
+func (e *Engine) Pause(ctx context.Context, id string) error {
+	if err := e.cli.ContainerPause(ctx, id); err != nil {
+		return fmt.Errorf("pausing container %s: %w", id, err)
+	}
+	return nil
+}
+
+// Unpause thaws a paused container.
+func (e *Engine) Unpause(ctx context.Context, id string) error {
+	if err := e.cli.ContainerUnpause(ctx, id); err != nil {
+		return fmt.Errorf("unpausing container %s: %w", id, err)
+	}
+	return nil
+}
+
+// Kill sends signal ("KILL", "TERM") to a container's main process.
+func (e *Engine) Kill(ctx context.Context, id, signal string) error {
+	if err := e.cli.ContainerKill(ctx, id, signal); err != nil {
+		return fmt.Errorf("sending %s to container %s: %w", signal, id, err)
+	}
+	return nil
+}
+
 // Remove removes a container, running or not, with its anonymous volumes.
 // One already gone is not an error.
 func (e *Engine) Remove(ctx context.Context, id string) error {

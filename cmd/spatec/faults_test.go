@@ -1,0 +1,405 @@
+package main
+
+// The faults of a real run, each against the real engine, ClickHouse and
+// the local-containers infrastructure: every one must end in a truthful
+// record (or a refusal before anything is measured), leave nothing
+// labelled by spatec behind, and lose no record. Each test logs one row of
+// the fault table that bench/faults.sh prints:
+//
+//	fault-row|<fault>|<outcome>|<objects left>|<records lost>
+
+import (
+	"bytes"
+	"context"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"spatec.dev/spatec/exec"
+	"spatec.dev/spatec/exec/cgroup"
+	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/internal/testenv"
+)
+
+// syncBuffer is a bytes.Buffer safe to write from one goroutine while
+// another reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// background is spatec running in this process, in the background.
+type background struct {
+	stdout, stderr syncBuffer
+	done           chan int
+}
+
+func startCLI(t *testing.T, args ...string) *background {
+	t.Helper()
+	b := &background{done: make(chan int, 1)}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	go func() {
+		defer cancel()
+		b.done <- run(ctx, args, &b.stdout, &b.stderr)
+	}()
+	return b
+}
+
+// waitFor waits until the run's stderr says want.
+func (b *background) waitFor(t *testing.T, want string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !strings.Contains(b.stderr.String(), want) {
+		select {
+		case code := <-b.done:
+			b.done <- code
+			t.Fatalf("spatec exited with %d before saying %q; stderr:\n%s", code, want, b.stderr.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("spatec did not say %q within %v; stderr:\n%s", want, timeout, b.stderr.String())
+		}
+	}
+}
+
+func (b *background) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case code := <-b.done:
+		return code
+	case <-time.After(5 * time.Minute):
+		t.Fatalf("spatec did not end; stderr:\n%s", b.stderr.String())
+	}
+	return -1
+}
+
+// requireContainers fails under CI, and skips elsewhere, without what
+// local-containers needs.
+func requireContainers(t *testing.T) *engine.Engine {
+	t.Helper()
+	requireServices(t)
+	testenv.Require(t, "mmdebstrap (builds the Debian ClickHouse image)", func() error {
+		_, err := osexec.LookPath("mmdebstrap")
+		return err
+	})
+	return testenv.Docker(t)
+}
+
+// containerID finds the one container carrying label key=value.
+func containerID(t *testing.T, e *engine.Engine, key, value string) string {
+	t.Helper()
+	objs, err := e.ListOwned(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.Kind == "container" && o.Labels[key] == value {
+			return o.ID
+		}
+	}
+	t.Fatalf("no container labelled %s=%s", key, value)
+	return ""
+}
+
+// allRecords reads every record under root.
+func allRecords(t *testing.T, root string) []record.Record {
+	t.Helper()
+	var recs []record.Record
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, ".jsonl") {
+			recs = append(recs, readRecords(t, path)...)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// faultOutcome checks what every fault must leave, and logs its row of the
+// fault table: nothing labelled by spatec on the engine, no record lost
+// (want is how many runs started; printed counts the records spatec printed
+// because it could not append them), and a log that validates. outcome
+// describes the end for the table; "" describes the last record.
+func faultOutcome(t *testing.T, e *engine.Engine, fault, results string, want, printed int, outcome string) []record.Record {
+	t.Helper()
+	objs, err := e.ListOwned(context.Background(), exec.LabelRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, o := range objs {
+		left = append(left, o.Kind+" "+o.Name)
+	}
+	recs := allRecords(t, results)
+	lost := want - len(recs) - printed
+	if n := len(recs); outcome == "" && n == 0 {
+		outcome = "refused before measuring"
+	} else if outcome == "" {
+		last := recs[n-1]
+		note := strings.Join(strings.Fields(last.Note), " ")
+		if len(note) > 160 {
+			note = note[:160] + "…"
+		}
+		outcome = string(last.Status)
+		if note != "" {
+			outcome += ": " + note
+		}
+	}
+	t.Logf("fault-row|%s|%s|%d|%d", fault, outcome, len(left), lost)
+	if len(left) > 0 {
+		t.Errorf("left behind: %s", strings.Join(left, ", "))
+	}
+	if lost != 0 {
+		t.Errorf("%d records lost: %d runs started, %d recorded, %d printed", lost, want, len(recs), printed)
+	}
+	if ps := record.Validate(results); len(ps) != 0 {
+		t.Errorf("the log does not validate: %v", ps)
+	}
+	return recs
+}
+
+// failedWith checks that the only record failed and its note says each of
+// wants.
+func failedWith(t *testing.T, recs []record.Record, wants ...string) record.Record {
+	t.Helper()
+	if len(recs) != 1 || recs[0].Status != record.StatusFailed {
+		t.Fatalf("records %+v; want one failed", recs)
+	}
+	for _, w := range wants {
+		if !strings.Contains(recs[0].Note, w) {
+			t.Errorf("note %q does not say %q", recs[0].Note, w)
+		}
+	}
+	return recs[0]
+}
+
+const drainStarted = "phase=drain state=start"
+
+func TestFaultCapChangedMidWindow(t *testing.T) {
+	e := requireContainers(t)
+	results := t.TempDir()
+	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--results", results)
+	b.waitFor(t, drainStarted, 5*time.Minute)
+
+	// What `docker update --cpus 0.3` does: the arm's quota cut under it.
+	id := containerID(t, e, exec.LabelEntrant, "reference")
+	c, err := e.Inspect(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := cgroup.FS{}.Locate(c.Pid, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, value := "cpu.cfs_quota_us", "30000"
+	if g.Mode() == cgroup.ModeV2 {
+		file, value = "cpu.max", "30000 100000"
+	}
+	if err := os.WriteFile(filepath.Join(g.Dir("cpu"), file), []byte(value), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+
+	if code := b.wait(t); code != exitProblems {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitProblems, b.stderr.String())
+	}
+	rec := failedWith(t, faultOutcome(t, e, "cap changed mid-window", results, 1, 0, ""),
+		"C6: caps changed during the window", "container consumer: "+file+" read", "and \""+value+"\" from")
+	if before, after := rec.Run.Cgroups["consumer"][file], rec.Run.CgroupsEnd["consumer"][file]; before == value || after != value {
+		t.Errorf("read back %s %q before and %q after the window; want both readings, %q at the end", file, before, after, value)
+	}
+}
+
+func TestFaultClickHousePausedAndResumed(t *testing.T) {
+	e := requireContainers(t)
+	results := t.TempDir()
+	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--results", results)
+	b.waitFor(t, drainStarted, 5*time.Minute)
+	ctx := context.Background()
+	if err := e.Pause(ctx, "spatec-clickhouse"); err != nil {
+		t.Fatal(err)
+	}
+	// Resumed after 25 s, longer than the environment's 15 s stall limit;
+	// by then the run may have removed it.
+	time.AfterFunc(25*time.Second, func() { _ = e.Unpause(ctx, "spatec-clickhouse") })
+	if code := b.wait(t); code != exitProblems {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitProblems, b.stderr.String())
+	}
+	failedWith(t, faultOutcome(t, e, "ClickHouse paused 25 s mid-drain", results, 1, 0, ""),
+		"the drain stalled", "answered no query for", "stall limit 15s")
+}
+
+func TestFaultClickHouseKilled(t *testing.T) {
+	e := requireContainers(t)
+	results := t.TempDir()
+	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--results", results)
+	b.waitFor(t, drainStarted, 5*time.Minute)
+	if err := e.Kill(context.Background(), "spatec-clickhouse", "KILL"); err != nil {
+		t.Fatal(err)
+	}
+	if code := b.wait(t); code != exitProblems {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitProblems, b.stderr.String())
+	}
+	rec := failedWith(t, faultOutcome(t, e, "ClickHouse killed mid-drain", results, 1, 0, ""),
+		"the clickhouse container spatec-clickhouse exited during the drain with code 137")
+	// Nothing could count the rows afterwards: absent and flagged, not 0.
+	if v, ok := rec.Metrics[record.DistinctRows]; ok || !slices.Contains(rec.Flags, record.FlagRowsUncounted) {
+		t.Errorf("distinct_rows %v (present %v), flags %v; want it absent and flagged %s", v, ok, rec.Flags, record.FlagRowsUncounted)
+	}
+}
+
+func TestFaultArmKilled(t *testing.T) {
+	e := requireContainers(t)
+	results := t.TempDir()
+	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--results", results)
+	b.waitFor(t, drainStarted, 5*time.Minute)
+	if err := e.Kill(context.Background(), containerID(t, e, exec.LabelEntrant, "reference"), "KILL"); err != nil {
+		t.Fatal(err)
+	}
+	if code := b.wait(t); code != exitProblems {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitProblems, b.stderr.String())
+	}
+	failedWith(t, faultOutcome(t, e, "arm killed mid-drain", results, 1, 0, ""),
+		"container consumer exited during the drain with code 137")
+}
+
+// TestFaultSpatecKilledThenRunAgain: SIGKILL cannot be caught, so the run's
+// containers stay and it records nothing; the next spatec removes them,
+// says what it removed, records the killed run as failed from what it
+// wrote ahead, and measures.
+func TestFaultSpatecKilledThenRunAgain(t *testing.T) {
+	e := requireContainers(t)
+	bin := filepath.Join(t.TempDir(), "spatec")
+	if out, err := osexec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building spatec: %v\n%s", err, out)
+	}
+	results := t.TempDir()
+	var killedErr syncBuffer
+	cmd := osexec.Command(bin, "exec", "--env", "local-containers", "reference", "--results", results)
+	cmd.Stderr = &killedErr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Minute); !strings.Contains(killedErr.String(), drainStarted); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the first spatec did not start its drain:\n%s", killedErr.String())
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	left, err := e.ListOwned(context.Background(), exec.LabelRun)
+	if err != nil || len(left) == 0 {
+		t.Fatalf("after SIGKILL, %d objects of the run remain (%v); want its containers and network", len(left), err)
+	}
+
+	code, out, errOut := cli(t, "exec", "--env", "local-containers", "reference", "--results", results)
+	if code != exitOK {
+		t.Fatalf("the next run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"removed what run ", " ago (its spatec process is gone): containers ", "as failed: its spatec process died before recording it"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("the next run does not say %q:\n%s", want, errOut)
+		}
+	}
+	recs := faultOutcome(t, e, "spatec killed (SIGKILL), then run again", results, 2, 0,
+		"the next spatec removed its containers, recorded it failed (interrupted), then ran ok")
+	if len(recs) != 2 || recs[0].Status != record.StatusFailed || !strings.Contains(recs[0].Note, "spatec ended without recording this run") ||
+		!slices.Contains(recs[0].Flags, record.FlagInterrupted) || recs[1].Status != record.StatusOK {
+		t.Errorf("records %+v; want the killed run failed and interrupted, then an ok run", recs)
+	}
+}
+
+func TestFaultTwoRunsAtOnce(t *testing.T) {
+	e := requireContainers(t)
+	results := t.TempDir()
+	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--results", results)
+	b.waitFor(t, drainStarted, 5*time.Minute)
+	for _, env := range []string{"local-containers", "local"} {
+		code, _, errOut := cli(t, "exec", "--env", env, "reference", "--results", t.TempDir())
+		if code != exitRefused || !strings.Contains(errOut, "REFUSED: another measurement holds this host: session ") ||
+			!strings.Contains(errOut, "(environment local-containers, pid ") {
+			t.Errorf("a second run in %s while one measures: exit %d\n%s", env, code, errOut)
+		}
+	}
+	if code := b.wait(t); code != exitOK {
+		t.Errorf("the first run: exit %d\n%s", code, b.stderr.String())
+	}
+	recs := faultOutcome(t, e, "a second spatec exec while one runs (same and other environment)", results, 1, 0,
+		"the second REFUSED (exit 3) naming the holder; the first ok")
+	if len(recs) != 1 || recs[0].Status != record.StatusOK {
+		t.Errorf("records %+v; want the first run ok, unaffected", recs)
+	}
+}
+
+func TestFaultResultsUnusable(t *testing.T) {
+	e := requireContainers(t)
+	file := filepath.Join(t.TempDir(), "results.txt")
+	if err := os.WriteFile(file, []byte("not a directory\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	full := testenv.SmallTmpfs(t, 512<<10)
+	for results, want := range map[string]string{
+		file: "REFUSED: results " + file + " is a file, not a directory",
+		full: "a run needs at least 1048576 to record its results",
+	} {
+		code, _, errOut := cli(t, "exec", "--env", "local-containers", "reference", "--results", results)
+		if code != exitRefused || !strings.Contains(errOut, want) || strings.Contains(errOut, "phase=infra") {
+			t.Errorf("--results %s: exit %d; want %d saying %q before anything starts:\n%s", results, code, exitRefused, want, errOut)
+		}
+	}
+	faultOutcome(t, e, "results path a file, or with no room", t.TempDir(), 0, 0, "")
+}
+
+// TestFaultDiskFull fills the results file system while a run measures:
+// its record cannot be appended, the log keeps no partial line, the whole
+// record is printed, and the repetitions stop.
+func TestFaultDiskFull(t *testing.T) {
+	e := requireContainers(t)
+	results := testenv.SmallTmpfs(t, 4<<20)
+	if code, out, errOut := cli(t, "exec", "--env", "local-containers", "reference", "--results", results); code != exitOK {
+		t.Fatalf("the first run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--reps", "2", "--results", results)
+	b.waitFor(t, drainStarted, 5*time.Minute)
+	testenv.Fill(t, results)
+	if code := b.wait(t); code != exitProblems {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitProblems, b.stderr.String())
+	}
+	errOut := b.stderr.String()
+	if !strings.Contains(errOut, "no space left on device") || !strings.Contains(errOut, "the whole record follows") ||
+		!strings.Contains(errOut, `{"schema":"spatec.record/v1"`) {
+		t.Errorf("stderr does not give the record that could not be appended:\n%s", errOut)
+	}
+	if n := strings.Count(b.stdout.String(), "reference:default rep"); n != 1 {
+		t.Errorf("%d runs after the failed append; want the reps stopped at the first:\n%s", n, b.stdout.String())
+	}
+	os.Remove(filepath.Join(results, "filler"))
+	recs := faultOutcome(t, e, "results disk full mid-run", results, 2, 1,
+		"not appended, no partial line; printed whole to stderr, reps stopped")
+	if len(recs) != 1 || recs[0].Status != record.StatusOK {
+		t.Errorf("the log holds %+v; want only the first run, whole", recs)
+	}
+}
