@@ -441,9 +441,15 @@ func (s *Session) prefill(ctx context.Context, plan *schema.Plan) (int64, error)
 	}
 	// Every run drains the whole topic: offsets an earlier run committed
 	// would let this one start part-way.
-	if groups, err := s.broker.ResetGroups(ctx, wl.Topic); err != nil {
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	groups, err := s.broker.ResetGroups(rctx, wl.Topic, func(group string, members int) {
+		r.Progress.Printf("waiting for consumer group %s to empty: %d members of a stopped arm stay until their session times out", group, members)
+	})
+	if err != nil {
 		return 0, err
-	} else if len(groups) > 0 {
+	}
+	if len(groups) > 0 {
 		r.logf("reset consumer groups %v so the arm reads %s from its start", groups, wl.Topic)
 	}
 	if n != wl.Messages {

@@ -237,11 +237,22 @@ func printResult(w io.Writer, p *schema.Plan, res *exec.Result, hold bool) {
 			a.CoresUsed, a.DataPlaneCoresUsed, a.ControlPlaneCoresUsed, a.PeakAnonBytes, a.PeakShmemBytes)
 		return
 	}
-	m := rec.Metrics
-	fmt.Fprintf(w, "%s:%s rep %d/%d %s  rows/s %.0f  cores %.2f (data plane %.2f)  peak anon+shmem %s  rows %0.f/%0.f dup %0.f  run %s\n",
-		p.Entrant.Name, p.Variant, rec.Rep, rec.Reps, rec.Status, m["rows_per_s"].Value,
-		m["cores_used"].Value, m["data_plane_cores_used"].Value, schema.FormatBytes(int64(m["peak_anon_bytes"].Value)),
-		m["distinct_rows"].Value, m["expected_rows"].Value, m["duplicate_rows"].Value, rec.RunID)
+	// A figure the run did not measure prints as "-", never as 0.
+	fig := func(name, format string) string {
+		v, ok := rec.Metrics[name]
+		if !ok {
+			return "-"
+		}
+		return fmt.Sprintf(format, v.Value)
+	}
+	peak := "-"
+	if v, ok := rec.Metrics[record.PeakAnonBytes]; ok {
+		peak = schema.FormatBytes(int64(v.Value))
+	}
+	fmt.Fprintf(w, "%s:%s rep %d/%d %s  rows/s %s  cores %s (data plane %s)  peak anon+shmem %s  rows %s/%s dup %s  run %s\n",
+		p.Entrant.Name, p.Variant, rec.Rep, rec.Reps, rec.Status, fig(record.RowsPerS, "%.0f"),
+		fig(record.CoresUsed, "%.2f"), fig(record.DataPlaneCoresUsed, "%.2f"), peak,
+		fig(record.DistinctRows, "%.0f"), fig(record.ExpectedRows, "%.0f"), fig(record.DuplicateRows, "%.0f"), rec.RunID)
 	if rec.Note != "" {
 		fmt.Fprintf(w, "  note: %s\n", rec.Note)
 	}

@@ -333,7 +333,7 @@ func TestResetGroups(t *testing.T) {
 	}
 	commit("arm-a", "drained")
 	commit("arm-b", "other")
-	got, err := c.ResetGroups(ctx, "drained")
+	got, err := c.ResetGroups(ctx, "drained", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,5 +347,56 @@ func TestResetGroups(t *testing.T) {
 	groups := listed.Groups()
 	if len(groups) != 1 || groups[0] != "arm-b" {
 		t.Fatalf("groups left: %v, want [arm-b]", groups)
+	}
+}
+
+// TestResetGroupsWaitsForMembersToLeave: a group still holding a consumer
+// cannot be deleted; ResetGroups waits until it leaves, says so once, and
+// gives up with the members named when its context ends first.
+func TestResetGroupsWaitsForMembersToLeave(t *testing.T) {
+	ctx := context.Background()
+	emb, err := StartEmbedded(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Close()
+	c, err := NewClient(emb.Addrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.EnsureTopic(ctx, "drained", 1); err != nil {
+		t.Fatal(err)
+	}
+	small := corpus.Spec{Dataset: "v1", Messages: 10, EventsPerMessage: 1, MessageBytes: 100}
+	if _, err := c.Prefill(ctx, "drained", small, nil); err != nil {
+		t.Fatal(err)
+	}
+	member, err := kgo.NewClient(kgo.SeedBrokers(emb.Addrs()...), kgo.ConsumerGroup("arm"), kgo.ConsumeTopics("drained"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for polled := 0; polled < 10; {
+		fs := member.PollFetches(testCtx(t))
+		polled += fs.NumRecords()
+	}
+	if err := member.CommitUncommittedOffsets(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if _, err := c.ResetGroups(short, "drained", nil); err == nil || !strings.Contains(err.Error(), "consumer group arm still has 1 members") {
+		t.Fatalf("resetting a group with a live member: %v", err)
+	}
+	var told []string
+	time.AfterFunc(time.Second, member.Close) // the member leaves
+	got, err := c.ResetGroups(testCtx(t), "drained", func(group string, members int) { told = append(told, fmt.Sprintf("%s/%d", group, members)) })
+	if err != nil || len(got) != 1 || got[0] != "arm" {
+		t.Fatalf("ResetGroups once the member left: %v, %v", got, err)
+	}
+	if len(told) != 1 || told[0] != "arm/1" {
+		t.Errorf("waiting was told %v; want [arm/1] once", told)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -209,11 +210,15 @@ func (c *Client) DeleteTopic(ctx context.Context, topic string) error {
 	return nil
 }
 
-// ResetGroups deletes every consumer group that has offsets committed on
-// topic, so that the next arm reads the topic from its start: a repetition
-// resumed from the last one's offsets would drain nothing. It returns the
-// groups deleted.
-func (c *Client) ResetGroups(ctx context.Context, topic string) ([]string, error) {
+// ResetGroups deletes every consumer group holding offsets on topic, so the
+// next arm reads it from its start, and returns the groups deleted.
+//
+// A group can be deleted only once it is empty. The consumers of an arm
+// that was stopped without leaving its group stay members until the broker
+// drops them at the end of their session timeout: ResetGroups waits for
+// that, telling waiting (when not nil) which group and how many members
+// are left, until ctx ends.
+func (c *Client) ResetGroups(ctx context.Context, topic string, waiting func(group string, members int)) ([]string, error) {
 	listed, err := c.adm.ListGroups(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing consumer groups on %s: %w", c.addrs(), err)
@@ -232,6 +237,9 @@ func (c *Client) ResetGroups(ctx context.Context, topic string) ([]string, error
 		return nil, nil
 	}
 	sort.Strings(onTopic)
+	if err := c.waitEmpty(ctx, onTopic, waiting); err != nil {
+		return nil, err
+	}
 	deleted, err := c.adm.DeleteGroups(ctx, onTopic...)
 	if err != nil {
 		return nil, fmt.Errorf("deleting consumer groups %v: %w", onTopic, err)
@@ -242,4 +250,35 @@ func (c *Client) ResetGroups(ctx context.Context, topic string) ([]string, error
 		}
 	}
 	return onTopic, nil
+}
+
+// waitEmpty waits until none of groups has a member.
+func (c *Client) waitEmpty(ctx context.Context, groups []string, waiting func(group string, members int)) error {
+	told := map[string]bool{}
+	for {
+		described, err := c.adm.DescribeGroups(ctx, groups...)
+		if err != nil {
+			return fmt.Errorf("describing consumer groups %v: %w", groups, err)
+		}
+		busy, members := "", 0
+		for _, g := range groups {
+			if n := len(described[g].Members); n > 0 {
+				busy, members = g, n
+				break
+			}
+		}
+		if busy == "" {
+			return nil
+		}
+		if waiting != nil && !told[busy] {
+			told[busy] = true
+			waiting(busy, members)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("consumer group %s still has %d members, consumers that did not leave it; the broker drops them once their session times out: %w",
+				busy, members, context.Cause(ctx))
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
