@@ -125,6 +125,7 @@ func (s *Session) MeasureCeilings(ctx context.Context, plan *schema.Plan) (*Ceil
 	} else {
 		c.Figures, err = ceiling.Measure(ctx, ceiling.Target{
 			Brokers: []string{s.hostAddrs["broker"]}, ClickHouse: s.hostAddrs["clickhouse"],
+			User: plan.Env.Endpoints.ClickHouseUser, Password: plan.Env.Endpoints.ClickHousePassword,
 			Database: wl.Database, Topic: wl.Topic, Spec: spec,
 		}, r.Progress.Printf)
 	}
@@ -153,6 +154,7 @@ func (s *Session) measureInNetwork(ctx context.Context, plan *schema.Plan) (ceil
 		Image: img.ref,
 		Args: []string{
 			"-brokers", plan.Env.Endpoints.Brokers, "-clickhouse", plan.Env.Endpoints.ClickHouse,
+			"-user", plan.Env.Endpoints.ClickHouseUser, "-password", plan.Env.Endpoints.ClickHousePassword,
 			"-database", wl.Database, "-topic", wl.Topic, "-dataset", spec.Dataset,
 			"-messages", strconv.FormatInt(spec.Messages, 10), "-events-per-message", strconv.Itoa(spec.EventsPerMessage),
 			"-message-bytes", strconv.Itoa(spec.MessageBytes),

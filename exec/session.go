@@ -178,7 +178,8 @@ func (s *Session) up(ctx context.Context) error {
 	}
 	wl := s.env.Workload
 	return s.ready(ctx, "clickhouse", func(ctx context.Context) error {
-		s.store, err = chstore.Open(ctx, s.hostAddrs["clickhouse"], wl.Database, "default", "")
+		ch := s.env.Infra.ClickHouse
+		s.store, err = chstore.Open(ctx, s.hostAddrs["clickhouse"], wl.Database, ch.User, ch.Password)
 		return err
 	})
 }
@@ -253,6 +254,9 @@ func (s *Session) startInfra(ctx context.Context, key string, svc schema.Service
 		Name:       svc.Name,
 		Image:      img.ref,
 		Args:       svc.Args,
+		Env:        svc.Environment,
+		Files:      svc.Files,
+		NoFile:     svc.NoFile,
 		Labels:     s.labels(LabelRun, s.id, LabelRole, "infra/"+key),
 		NanoCPUs:   schema.NanoCPUs(svc.CPUs),
 		CpusetCpus: svc.Cpuset,

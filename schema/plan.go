@@ -77,10 +77,16 @@ type Service struct {
 	Memory         int64             `json:"memory"`
 	MemorySwap     int64             `json:"memorySwap"`
 	Args           []string          `json:"args"`
+	Environment    map[string]string `json:"environment,omitempty"`
+	Files          map[string]string `json:"files,omitempty"`
+	NoFile         int64             `json:"nofile,omitempty"`
 	Publish        map[string]string `json:"publish"`
 	Addr           string            `json:"addr"`
 	HostAddr       string            `json:"hostAddr,omitempty"`
 	SchemaRegistry *SchemaRegistry   `json:"schemaRegistry,omitempty"`
+	// User and Password are the credentials of the ClickHouse service.
+	User     string `json:"user,omitempty"`
+	Password string `json:"password,omitempty"`
 }
 
 // Image is a pinned image reference.
@@ -97,9 +103,11 @@ type SchemaRegistry struct {
 
 // Endpoints are the addresses arm containers use.
 type Endpoints struct {
-	Brokers        string `json:"brokers"`
-	ClickHouse     string `json:"clickhouse"`
-	SchemaRegistry string `json:"schemaRegistry,omitempty"`
+	Brokers            string `json:"brokers"`
+	ClickHouse         string `json:"clickhouse"`
+	ClickHouseUser     string `json:"clickhouseUser"`
+	ClickHousePassword string `json:"clickhousePassword"`
+	SchemaRegistry     string `json:"schemaRegistry,omitempty"`
 }
 
 // Workload is the dataset every arm drains.

@@ -36,6 +36,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var t ceiling.Target
 	brokers := fs.String("brokers", "", "broker bootstrap addresses, comma-separated")
 	fs.StringVar(&t.ClickHouse, "clickhouse", "", "ClickHouse native address (host:port)")
+	fs.StringVar(&t.User, "user", "default", "ClickHouse user")
+	fs.StringVar(&t.Password, "password", "", "ClickHouse password")
 	fs.StringVar(&t.Database, "database", "spatec", "database of the scratch table")
 	fs.StringVar(&t.Topic, "topic", "", "the prefilled topic")
 	fs.StringVar(&t.Spec.Dataset, "dataset", "", "the dataset the topic holds")

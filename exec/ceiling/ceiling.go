@@ -41,8 +41,10 @@ type Figures struct {
 type Target struct {
 	// Brokers are the broker's bootstrap addresses.
 	Brokers []string
-	// ClickHouse is the native-protocol address.
-	ClickHouse string
+	// ClickHouse is the native-protocol address, and User and Password
+	// what to sign in with.
+	ClickHouse     string
+	User, Password string
 	// Database holds the scratch table the ingest ceiling writes to.
 	Database string
 	// Topic is the prefilled benchmark topic.
@@ -73,7 +75,7 @@ func Measure(ctx context.Context, t Target, say func(format string, args ...any)
 	f.Broker.MessagesPerSec, f.Broker.BytesPerSec = b.MessagesPerSec, b.BytesPerSec
 	say("broker consume ceiling: %d messages in %s: %.0f msg/s, %.0f bytes/s", b.Messages, b.Elapsed.Round(1e6), b.MessagesPerSec, b.BytesPerSec)
 
-	st, err := chstore.Open(ctx, t.ClickHouse, t.Database, "default", "")
+	st, err := chstore.Open(ctx, t.ClickHouse, t.Database, t.User, t.Password)
 	if err != nil {
 		return f, err
 	}

@@ -208,6 +208,9 @@ func (e *Engine) Create(ctx context.Context, spec ContainerSpec) (Created, error
 			MemorySwap: spec.MemorySwap,
 		},
 	}
+	if spec.NoFile > 0 {
+		hostCfg.Ulimits = []*container.Ulimit{{Name: "nofile", Soft: spec.NoFile, Hard: spec.NoFile}}
+	}
 	if len(spec.Publish) > 0 {
 		cfg.ExposedPorts = nat.PortSet{}
 		hostCfg.PortBindings = nat.PortMap{}

@@ -64,6 +64,8 @@ type ContainerSpec struct {
 	// ShmSize is the size of /dev/shm in bytes (the engine's default is
 	// 64 MiB).
 	ShmSize int64
+	// NoFile is the open-file limit, soft and hard; 0 keeps the engine's.
+	NoFile int64
 	// Tmpfs mounts tmpfs file systems: path to mount options ("size=64m").
 	Tmpfs map[string]string
 	// Binds are bind mounts in Docker's "host:container[:ro]" form.
