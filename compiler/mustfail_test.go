@@ -103,6 +103,12 @@ var mustFails = []mustFail{
 		old: `role:   "data-plane"`, new: `role:   "data-plane", runtime: "jvm"`,
 		env: "bench-96c", entrant: "spate", rule: "C9",
 		message: "spate: JVM container spate declares no heap"},
+	{name: "C9 hand-written heap option disagrees", file: flinkFile,
+		old: `SPATEC_BATCH:     "\(knobs.sink_batch.value)"`,
+		new: `SPATEC_BATCH:     "\(knobs.sink_batch.value)"` + "\n\t\t\t\tJAVA_TOOL_OPTIONS: \"-XX:+UseG1GC -Xmx2g\"",
+		env: "bench-96c", entrant: "flink", rule: "C9",
+		message: "flink: container tm sets -Xmx2g in its environment JAVA_TOOL_OPTIONS; its declared heap is 4 GiB: remove the option, spatec hands the declared heap over as -Xms4096m -Xmx4096m in JAVA_TOOL_OPTIONS",
+		line:    `JAVA_TOOL_OPTIONS: "-XX:+UseG1GC -Xmx2g"`},
 	// C10: parallelism equals partitions.
 	{name: "C10 parallelism below partitions", file: vectorFile,
 		old: "value:       env.partitions", new: "value:       8",

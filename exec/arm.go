@@ -180,6 +180,7 @@ func (run *armRun) start(ctx context.Context) error {
 			Args:       c.Args,
 			Env:        containerEnv(c),
 			Files:      c.Files,
+			OpenDirs:   openDirs(c),
 			Labels: s.labels(LabelRun, run.id, LabelPlan, run.rec.Run.PlanDigest,
 				LabelEntrant, plan.Entrant.Name, LabelRole, c.Role),
 			NanoCPUs:    schema.NanoCPUs(c.CPUs),
@@ -272,6 +273,9 @@ func (run *armRun) hold(ctx context.Context, d time.Duration) error {
 	}
 	run.readHeaps(ctx)
 	run.heapMetrics()
+	if err := run.heapMismatch(); err != nil {
+		return err
+	}
 	// A container that exits takes its cgroup with it, so a sampling error
 	// usually means an exit whose report is on its way: wait for it.
 	wait := time.Duration(0)
@@ -347,8 +351,8 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	run.summary = <-summaries
 	<-watched
 	// The caps as they are at the end of the window, before anything stops.
-	var capsErr error
-	run.rec.Run.CgroupsEnd, capsErr = caps.finish()
+	var planErr error
+	run.rec.Run.CgroupsEnd, planErr = caps.finish()
 	res := drainResult{drain: d, want: want}
 
 	// Stop the arm before the last count, so its final batches are in it.
@@ -359,6 +363,11 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	}
 	// A stopped JVM has flushed its GC log.
 	run.readHeaps(sctx)
+	if planErr == nil {
+		planErr = run.heapMismatch()
+	} else if heapErr := run.heapMismatch(); heapErr != nil {
+		planErr = &Failure{planErr.Error() + "; " + heapErr.Error()}
+	}
 	cctx, ccancel := context.WithTimeout(sctx, 10*time.Second)
 	if count, distinct, cerr := store.Counts(cctx, table); cerr == nil {
 		res.drain.Count, res.drain.Distinct = count, distinct
@@ -368,11 +377,11 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	ccancel()
 
 	switch {
-	case err == nil && capsErr == nil:
+	case err == nil && planErr == nil:
 		r.Progress.End()
 		return res, nil
 	case err == nil:
-		err = capsErr
+		err = planErr
 	case cause != nil && ctx.Err() == nil:
 		err = cause
 	case ctx.Err() != nil:
@@ -385,8 +394,8 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	default:
 		err = &Failure{fmt.Sprintf("watching ClickHouse during the drain: %v", err)}
 	}
-	if capsErr != nil && err != capsErr {
-		err = &Failure{err.Error() + "; " + capsErr.Error()}
+	if planErr != nil && err != planErr {
+		err = &Failure{err.Error() + "; " + planErr.Error()}
 	}
 	r.Progress.Fail(err)
 	var f *Failure

@@ -352,6 +352,24 @@ func TestJVMHeapIsReadFromItsGCLog(t *testing.T) {
 	}
 }
 
+// TestJVMHeapOtherThanDeclaredFails: a JVM whose GC log shows another heap
+// than its plan declares (a launcher that put its own -Xmx after spatec's)
+// ran another configuration: the run fails with both figures (C9).
+func TestJVMHeapOtherThanDeclaredFails(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t)
+	plan := burnPlan(holdEnv(), entrantName("jvm"), 0.5, 256*mib, "-gclog")
+	c := plan.Entrant.Containers["burn"]
+	c.Runtime = "jvm"
+	c.JVM = &schema.JVM{Heap: 1024 * mib, GCLog: gclog.Option(gclog.Path)}
+	plan.Entrant.Containers["burn"] = c
+	_, _, err := holdRun(t, e, plan, 1500*time.Millisecond)
+	var f *Failure
+	if !errors.As(err, &f) || f.Reason != "C9: container burn ran with a 512 MiB heap, as its GC log says; its plan declares 1 GiB" {
+		t.Fatalf("hold run: %s; want a C9 failure with both heaps", describe(err))
+	}
+}
+
 // TestJVMWithoutGCLogIsFlagged: a JVM container that leaves no GC log (it
 // ignored JAVA_TOOL_OPTIONS) still completes its run, flagged, with a note
 // naming the container and the cause.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
+	"slices"
 	"strings"
 
 	"spatec.dev/spatec/exec/gclog"
@@ -19,19 +21,41 @@ import (
 const maxGCLog = 256 << 20
 
 // containerEnv is the environment a container starts with: its declared
-// one, and for a JVM the plan's GC-log option (#JVM.gcLog) appended to
-// JAVA_TOOL_OPTIONS, which every JVM reads at start-up, so that its heap
-// figures (C9) can be read back after the window.
+// one, and for a JVM the plan's heap options (#JVM.options) in the variable
+// its launcher reads them from (#JVM.optionsVia), so it runs with the heap
+// its plan declares (C9), and the plan's GC-log option (#JVM.gcLog)
+// appended to JAVA_TOOL_OPTIONS, which every JVM reads at start-up, so
+// that its heap figures can be read back after the window.
 func containerEnv(c schema.Container) map[string]string {
-	if c.JVM == nil || c.JVM.GCLog == "" {
+	if c.JVM == nil {
 		return c.Environment
 	}
 	env := maps.Clone(c.Environment)
 	if env == nil {
 		env = map[string]string{}
 	}
-	env["JAVA_TOOL_OPTIONS"] = strings.TrimSpace(env["JAVA_TOOL_OPTIONS"] + " " + c.JVM.GCLog)
+	add := func(k, v string) { env[k] = strings.TrimSpace(env[k] + " " + v) }
+	if len(c.JVM.Options) > 0 {
+		add(c.JVM.OptionsVia, strings.Join(c.JVM.Options, " "))
+	}
+	if c.JVM.GCLog != "" {
+		add("JAVA_TOOL_OPTIONS", c.JVM.GCLog)
+	}
 	return env
+}
+
+// openDirs are the directories a container needs made, open to every
+// user, before it starts: a JVM's GC-log directory, so that the log can be
+// written whatever user the image runs as and whether or not it has /tmp.
+func openDirs(c schema.Container) []string {
+	if c.JVM == nil {
+		return nil
+	}
+	file, err := gclog.File(c.JVM.GCLog)
+	if err != nil {
+		return nil
+	}
+	return []string{path.Dir(file)}
 }
 
 // readHeaps reads each JVM container's GC log back into run.heaps. A log
@@ -52,6 +76,23 @@ func (run *armRun) readHeaps(ctx context.Context) {
 		}
 		run.heaps[c.name] = h
 	}
+}
+
+// heapMismatch fails a run whose JVM ran with another heap than its plan
+// declares (C9): the figures would describe another configuration.
+func (run *armRun) heapMismatch() error {
+	var lines []string
+	for _, name := range slices.Sorted(maps.Keys(run.heaps)) {
+		decl := run.plan.Entrant.Containers[name].JVM
+		if got := run.heaps[name].ConfiguredBytes; decl != nil && got > 0 && got != decl.Heap {
+			lines = append(lines, fmt.Sprintf("container %s ran with a %s heap, as its GC log says; its plan declares %s",
+				name, schema.FormatBytes(got), schema.FormatBytes(decl.Heap)))
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return &Failure{"C9: " + strings.Join(lines, "; ")}
 }
 
 // readHeap copies out of a container the GC log its plan's gcLog option

@@ -7,6 +7,30 @@ import (
 	"spatec.dev/spatec/schema"
 )
 
+// TestContainerEnvHandsTheHeapOver: the plan's heap options go into the
+// variable the launcher reads, after what the entrant put there, and the
+// GC log's directory is made open to every user.
+func TestContainerEnvHandsTheHeapOver(t *testing.T) {
+	opt := gclog.Option(gclog.Path)
+	jvm := schema.Container{Runtime: "jvm",
+		Environment: map[string]string{"KAFKA_HEAP_OPTS": "-XX:MaxDirectMemorySize=768m"},
+		JVM:         &schema.JVM{GCLog: opt, Options: []string{"-Xms8192m", "-Xmx8192m"}, OptionsVia: "KAFKA_HEAP_OPTS"}}
+	got := containerEnv(jvm)
+	if want := "-XX:MaxDirectMemorySize=768m -Xms8192m -Xmx8192m"; got["KAFKA_HEAP_OPTS"] != want || got["JAVA_TOOL_OPTIONS"] != opt {
+		t.Errorf("environment %v; want KAFKA_HEAP_OPTS %q and the GC log in JAVA_TOOL_OPTIONS", got, want)
+	}
+	jvm.JVM.OptionsVia = "JAVA_TOOL_OPTIONS"
+	if got, want := containerEnv(jvm)["JAVA_TOOL_OPTIONS"], "-Xms8192m -Xmx8192m "+opt; got != want {
+		t.Errorf("JAVA_TOOL_OPTIONS %q, want %q", got, want)
+	}
+	if dirs := openDirs(jvm); len(dirs) != 1 || dirs[0] != "/spatec-gc" {
+		t.Errorf("open directories %v, want [/spatec-gc]", dirs)
+	}
+	if dirs := openDirs(schema.Container{Runtime: "go"}); dirs != nil {
+		t.Errorf("a Go container gets directories %v", dirs)
+	}
+}
+
 // TestContainerEnvAsksJVMsForTheirGCLog: a JVM keeps its own
 // JAVA_TOOL_OPTIONS with the plan's GC-log option after them, the plan is
 // not changed, and a container without a jvm block starts with its

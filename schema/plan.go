@@ -209,15 +209,17 @@ type Debian struct {
 
 // JVM is a JVM container's heap declaration (C9).
 type JVM struct {
-	Heap               int64  `json:"heap"`
-	Floor              int64  `json:"floor"`
-	NonHeap            int64  `json:"nonHeap"`
-	ObjectAlignment    int    `json:"objectAlignment"`
-	HeapBaseMinAddress int64  `json:"heapBaseMinAddress"`
-	Ceiling            int64  `json:"ceiling"`
-	GC                 string `json:"gc"`
-	LiveSet            int64  `json:"liveSet,omitempty"`
-	GCLog              string `json:"gcLog"`
+	Heap               int64    `json:"heap"`
+	Floor              int64    `json:"floor"`
+	NonHeap            int64    `json:"nonHeap"`
+	ObjectAlignment    int      `json:"objectAlignment"`
+	HeapBaseMinAddress int64    `json:"heapBaseMinAddress"`
+	Ceiling            int64    `json:"ceiling"`
+	GC                 string   `json:"gc"`
+	LiveSet            int64    `json:"liveSet,omitempty"`
+	GCLog              string   `json:"gcLog"`
+	Options            []string `json:"options"`
+	OptionsVia         string   `json:"optionsVia"`
 }
 
 // Budget is the C4 host arithmetic.

@@ -240,18 +240,29 @@ func (e *Engine) Create(ctx context.Context, spec ContainerSpec) (Created, error
 		}
 		return Created{}, fmt.Errorf("creating container %s from image %s: %w", spec.Name, spec.Image, err)
 	}
-	if len(spec.Files) > 0 {
-		if err := e.copyFiles(ctx, resp.ID, spec.Files); err != nil {
+	if len(spec.Files) > 0 || len(spec.OpenDirs) > 0 {
+		if err := e.copyFiles(ctx, resp.ID, spec.Files, spec.OpenDirs); err != nil {
 			return Created{ID: resp.ID, Warnings: resp.Warnings}, fmt.Errorf("container %s: %w", spec.Name, err)
 		}
 	}
 	return Created{ID: resp.ID, Warnings: resp.Warnings}, nil
 }
 
-// copyFiles writes files into a created container through the archive API.
-func (e *Engine) copyFiles(ctx context.Context, id string, files map[string]string) error {
+// copyFiles writes files, and directories open to every user, into a
+// created container through the archive API.
+func (e *Engine) copyFiles(ctx context.Context, id string, files map[string]string, openDirs []string) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
+	for _, dir := range openDirs {
+		if !strings.HasPrefix(dir, "/") {
+			return fmt.Errorf("directory %q: paths inside a container are absolute", dir)
+		}
+		// 01777 in tar's own mode bits: sticky, and open to every user.
+		hdr := &tar.Header{Name: strings.Trim(dir, "/") + "/", Typeflag: tar.TypeDir, Mode: 0o1777, ModTime: time.Unix(0, 0)}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return fmt.Errorf("packing %s: %w", dir, err)
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(files)) {
 		if !strings.HasPrefix(name, "/") {
 			return fmt.Errorf("file %q: paths inside a container are absolute", name)
@@ -269,7 +280,7 @@ func (e *Engine) copyFiles(ctx context.Context, id string, files map[string]stri
 		return fmt.Errorf("packing files: %w", err)
 	}
 	if err := e.cli.CopyToContainer(ctx, id, "/", &buf, container.CopyToContainerOptions{}); err != nil {
-		return fmt.Errorf("writing files %s: %w", strings.Join(slices.Sorted(maps.Keys(files)), ", "), err)
+		return fmt.Errorf("writing files %s and directories %s: %w", strings.Join(slices.Sorted(maps.Keys(files)), ", "), strings.Join(openDirs, ", "), err)
 	}
 	return nil
 }

@@ -80,6 +80,9 @@ type ContainerSpec struct {
 	// Files are written into the container, by absolute path, after it is
 	// created and before it starts (configuration files).
 	Files map[string]string
+	// OpenDirs are directories made in the container before it starts,
+	// writable by every user (mode 1777, like /tmp), by absolute path.
+	OpenDirs []string
 }
 
 // Created is the outcome of creating a container.

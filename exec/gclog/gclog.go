@@ -21,7 +21,7 @@ import (
 )
 
 // Path is where, inside the container, the JVM writes the log.
-const Path = "/tmp/spatec-gc.log"
+const Path = "/spatec-gc/gc.log"
 
 // Option is the JVM option that writes the log Parse reads to path:
 // uptime, level and tags decorate each line, and filecount=0 keeps the JVM

@@ -54,7 +54,7 @@ func TestParseJDK17(t *testing.T) {
 func TestParseRefusesOtherText(t *testing.T) {
 	for _, text := range []string{"", "Picked up JAVA_TOOL_OPTIONS\nhello\n"} {
 		_, err := Parse(strings.NewReader(text))
-		if err == nil || !strings.Contains(err.Error(), "-Xlog:gc,gc+init,gc+heap:file=/tmp/spatec-gc.log") {
+		if err == nil || !strings.Contains(err.Error(), "-Xlog:gc,gc+init,gc+heap:file=/spatec-gc/gc.log") {
 			t.Errorf("%q: got %v, want an error naming the option", text, err)
 		}
 	}
