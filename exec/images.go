@@ -13,6 +13,7 @@ import (
 
 	"spatec.dev/spatec/exec/debimage"
 	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/layered"
 	"spatec.dev/spatec/schema"
 )
 
@@ -48,8 +49,22 @@ func (s *Session) ensureImage(ctx context.Context, ref string, build *schema.Bui
 		if err := r.buildProgram(ctx, ref, build.Program); err != nil {
 			return image{}, err
 		}
+	case build.Layered != nil:
+		b := &layered.Builder{Engine: r.Engine, CacheDir: r.cache("downloads"), Progress: r.Progress}
+		built, err := b.Ensure(ctx, ref, *build.Layered)
+		if err != nil {
+			var missing *engine.ImageMissingError
+			if errors.As(err, &missing) {
+				return image{}, &Refusal{err.Error()}
+			}
+			return image{}, err
+		}
+		img.recipe = built.Digest
+		if built.Built {
+			r.logf("built image %s (%s) on %s", ref, built.ID, build.Layered.From)
+		}
 	case build.Debian != nil:
-		b := &debimage.Builder{Engine: r.Engine, CacheDir: r.CacheDir, Progress: r.Progress}
+		b := &debimage.Builder{Engine: r.Engine, CacheDir: r.cache("rootfs"), Progress: r.Progress}
 		built, err := b.Ensure(ctx, ref, *build.Debian)
 		if err != nil {
 			return image{}, err
@@ -104,6 +119,15 @@ func (r *Runner) buildProgram(ctx context.Context, ref, program string) error {
 	return err
 }
 
+// cache is the directory of the runner's cache for one kind of thing, or ""
+// when the runner keeps none.
+func (r *Runner) cache(kind string) string {
+	if r.CacheDir == "" {
+		return ""
+	}
+	return filepath.Join(r.CacheDir, kind)
+}
+
 // describeBuild says in a few words how an image is made.
 func describeBuild(b *schema.Build) string {
 	switch {
@@ -113,6 +137,8 @@ func describeBuild(b *schema.Build) string {
 		return "from the program " + b.Program
 	case b.Debian != nil:
 		return "from Debian recipe " + debimage.Digest(*b.Debian)
+	case b.Layered != nil:
+		return "on " + b.Layered.From + ", build " + layered.Digest(*b.Layered)
 	}
 	return "from an empty build"
 }

@@ -77,8 +77,9 @@ type Runner struct {
 	// also removes what killed runs left behind. "" takes no lock and
 	// sweeps nothing (tests running sessions side by side).
 	LockPath string
-	// CacheDir keeps what is slow to make and made the same way every time:
-	// the root file systems of Debian recipes. "" keeps nothing.
+	// CacheDir keeps what is slow to make and the same every time: the
+	// root file systems of Debian recipes (rootfs/) and the downloads of
+	// layered images, by checksum (downloads/). "" keeps nothing.
 	CacheDir string
 	// InfraTimeout is how long an infrastructure container has to answer
 	// after it starts; 0 means two minutes.

@@ -84,7 +84,9 @@ type Service struct {
 	Addr           string            `json:"addr"`
 	HostAddr       string            `json:"hostAddr,omitempty"`
 	SchemaRegistry *SchemaRegistry   `json:"schemaRegistry,omitempty"`
-	// User and Password are the credentials of the ClickHouse service.
+	// HTTPAddr, User and Password are the ClickHouse service's HTTP
+	// interface and the credentials its clients use.
+	HTTPAddr string `json:"httpAddr,omitempty"`
 	User     string `json:"user,omitempty"`
 	Password string `json:"password,omitempty"`
 }
@@ -105,6 +107,7 @@ type SchemaRegistry struct {
 type Endpoints struct {
 	Brokers            string `json:"brokers"`
 	ClickHouse         string `json:"clickhouse"`
+	ClickHouseHTTP     string `json:"clickhouseHTTP"`
 	ClickHouseUser     string `json:"clickhouseUser"`
 	ClickHousePassword string `json:"clickhousePassword"`
 	SchemaRegistry     string `json:"schemaRegistry,omitempty"`
@@ -193,6 +196,25 @@ type Build struct {
 	Program string `json:"program,omitempty"`
 	// Debian is a recipe of Debian packages.
 	Debian *Debian `json:"debian,omitempty"`
+	// Layered is a base image with downloads and files added.
+	Layered *Layered `json:"layered,omitempty"`
+}
+
+// Layered is an image made of a base and what is added to it (#Layered).
+type Layered struct {
+	From       string            `json:"from"`
+	Downloads  []Download        `json:"downloads"`
+	Files      map[string]string `json:"files"`
+	User       string            `json:"user,omitempty"`
+	Entrypoint []string          `json:"entrypoint,omitempty"`
+}
+
+// Download is an artefact a layered image adds (#Download).
+type Download struct {
+	URL    string  `json:"url"`
+	SHA256 string  `json:"sha256"`
+	To     string  `json:"to"`
+	Unzip  *string `json:"unzip,omitempty"`
 }
 
 // Debian is a recipe for an image made of Debian packages (#Debian).

@@ -32,7 +32,7 @@ func (f *execFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tree, "tree", "", "CUE tree root (default: the checkout around the working directory, else the embedded tree)")
 	fs.StringVar(&f.results, "results", "results", "results root: records go to <results>/<env>/<entrant>/<YYYY-MM>.jsonl")
 	fs.DurationVar(&f.period, "period", 100*time.Millisecond, "sampler period")
-	fs.StringVar(&f.cache, "cache", defaultCache(), "cache of root file systems built from Debian recipes")
+	fs.StringVar(&f.cache, "cache", defaultCache(), "cache of what image builds download: root file systems of Debian recipes, artefacts of layered images")
 }
 
 // defaultCache is the user's cache directory for spatec, or "" (no cache)
@@ -42,7 +42,7 @@ func defaultCache() string {
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(dir, "spatec", "rootfs")
+	return filepath.Join(dir, "spatec")
 }
 
 func cmdExec(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -16,6 +16,7 @@ import (
 	"spatec.dev/spatec"
 	"spatec.dev/spatec/compiler"
 	"spatec.dev/spatec/exec/debimage"
+	"spatec.dev/spatec/exec/layered"
 	"spatec.dev/spatec/schema"
 )
 
@@ -270,6 +271,13 @@ func writeBuilds(w io.Writer, p *schema.Plan) {
 		case b.Debian != nil:
 			fmt.Fprintf(w, "image %s: built from Debian %s packages %s (recipe %s)\n",
 				ref, b.Debian.Suite, strings.Join(b.Debian.Packages, " "), debimage.Digest(*b.Debian))
+		case b.Layered != nil:
+			var adds []string
+			for _, d := range b.Layered.Downloads {
+				adds = append(adds, fmt.Sprintf("%s (sha256 %s)", d.URL, d.SHA256))
+			}
+			fmt.Fprintf(w, "image %s: built on %s adding %s (build %s)\n",
+				ref, b.Layered.From, strings.Join(append(adds, fmt.Sprintf("%d files", len(b.Layered.Files))), ", "), layered.Digest(*b.Layered))
 		}
 	}
 	for _, n := range p.ContainerNames() {
