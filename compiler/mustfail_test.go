@@ -113,7 +113,7 @@ var mustFails = []mustFail{
 	{name: "C10 parallelism below partitions", file: vectorFile,
 		old: "value:       env.partitions", new: "value:       8",
 		env: "bench-96c", entrant: "vector", rule: "C10",
-		message: "vector: parallelism knob threads is 8; bench-96c has 32 partitions"},
+		message: "vector: parallelism knob sources is 8; bench-96c has 32 partitions"},
 	// C11: infrastructure declared with caps and images.
 	{name: "C11 container without image", file: benchFile,
 		old: `image: {
@@ -165,15 +165,15 @@ var mustFails = []mustFail{
 		env: "bench-96c", entrant: "vector", rule: "C16",
 		message: "vector: version.container names vectr, which is not one of its containers"},
 	{name: "C16 no pinned version", file: vectorFile,
-		old: `pin:       "0.49.0"`, new: `pin:       ""`,
+		old: `pin:       "0.57.0"`, new: `pin:       ""`,
 		env: "bench-96c", entrant: "vector", rule: "C16", message: "invalid value"},
 	// Variants and knobs.
 	{name: "variants: two defaults", file: vectorFile,
-		old: `set: batch_max_events: 20_000`, new: `set: batch_max_events: 20_000` + "\n\t\t\tdefault: true",
+		old: `doc: "a tenth of the default batch, to show the batch-size curve"`, new: `doc: "a tenth of the default batch, to show the batch-size curve"` + "\n\t\t\tdefault: true",
 		env: "bench-96c", entrant: "vector", rule: "variants",
 		message: "vector: needs exactly one default variant, got 2", line: "variants: {"},
 	{name: "knobs: wrong type", file: vectorFile,
-		old: "value: *200_000 | int", new: `value: "lots"`,
+		old: "value: *262_144 | int", new: `value: "lots"`,
 		env: "bench-96c", entrant: "vector", rule: "knobs", message: "conflicting values"},
 }
 
