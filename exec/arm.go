@@ -115,7 +115,7 @@ func (run *armRun) prepareImages(ctx context.Context) error {
 	e := r.Engine
 	for _, n := range run.plan.ContainerNames() {
 		c := run.plan.Entrant.Containers[n]
-		img, err := run.s.ensureImage(ctx, c.Image, c.Build)
+		img, err := run.s.ensureImage(ctx, c.Image, "", c.Build)
 		if err != nil {
 			var ref *Refusal
 			if errors.As(err, &ref) {
@@ -124,7 +124,7 @@ func (run *armRun) prepareImages(ctx context.Context) error {
 			return err
 		}
 		run.rec.SUT.Containers = append(run.rec.SUT.Containers, record.Container{
-			Name: n, Role: c.Role, Image: c.Image, ImageDigest: img.id, Recipe: img.recipe,
+			Name: n, Role: c.Role, Image: img.ref, ImageDigest: img.id, Recipe: img.recipe,
 			CPUs: fmt.Sprintf("%.2f", c.CPUs), MemoryBytes: c.Memory,
 		})
 	}
@@ -133,7 +133,7 @@ func (run *armRun) prepareImages(ctx context.Context) error {
 	probe := run.plan.Entrant.Containers[v.Container]
 	code, out, err := e.RunOnce(ctx, engine.ContainerSpec{
 		Name:        "spatec-version-" + run.id[len(run.id)-12:],
-		Image:       probe.Image,
+		Image:       run.s.images[probe.Image].ref,
 		Entrypoint:  v.Command,
 		Labels:      run.s.labels(LabelRun, run.id),
 		NetworkMode: "none",
@@ -175,7 +175,7 @@ func (run *armRun) start(ctx context.Context) error {
 		c := plan.Entrant.Containers[n]
 		spec := engine.ContainerSpec{
 			Name:       "spatec-" + plan.Entrant.Name + "-" + n + "-" + run.id[len(run.id)-8:],
-			Image:      c.Image,
+			Image:      s.images[c.Image].ref,
 			Entrypoint: c.Entrypoint,
 			Args:       c.Args,
 			Env:        containerEnv(c),

@@ -142,7 +142,7 @@ func (s *Session) MeasureCeilings(ctx context.Context, plan *schema.Plan) (*Ceil
 func (s *Session) measureInNetwork(ctx context.Context, plan *schema.Plan) (ceiling.Figures, error) {
 	r := s.runner
 	var f ceiling.Figures
-	img, err := s.ensureImage(ctx, ceilingImage, &schema.Build{Program: "./cmd/spatec-ceiling"})
+	img, err := s.ensureImage(ctx, ceilingImage, "", &schema.Build{Program: "./cmd/spatec-ceiling"})
 	if err != nil {
 		return f, err
 	}

@@ -23,6 +23,7 @@ type Engine interface {
 	RemoveByLabel(ctx context.Context, key, value string) error
 	ListOwned(ctx context.Context, key string) ([]engine.Owned, error)
 	ImageExists(ctx context.Context, ref string) (bool, error)
+	Pull(ctx context.Context, ref string, progress func(done, total int64)) error
 	ImageDigest(ctx context.Context, ref string) (engine.Image, error)
 	RunOnce(ctx context.Context, spec engine.ContainerSpec, onLine func(string)) (int, string, error)
 	BuildScratchImage(ctx context.Context, img engine.ScratchImage) (string, error)

@@ -19,21 +19,25 @@ import (
 
 // image is an image as a container of this session runs it.
 type image struct {
-	// ref is the reference containers are created from.
+	// ref is the reference containers are created from: the declared one,
+	// or for a pinned image repo@digest.
 	ref string
 	// build is how the session made sure of it.
 	build *schema.Build
 	// id is the image's content ID, "sha256:…".
 	id string
-	// recipe is the digest of the Debian recipe it was built from, if any.
+	// recipe is the digest of the build it was made from, if spatec built
+	// it (a Debian recipe, a layered build).
 	recipe string
 }
 
 // ensureImage makes the engine hold the image ref, building it as build
-// says (nil: it must be there already), once per session: every container
-// and repetition that names it runs the same image. A missing image is a
-// refusal; nothing is pulled.
-func (s *Session) ensureImage(ctx context.Context, ref string, build *schema.Build) (image, error) {
+// says, or pulling it by its pin (digest, else the environment's) when
+// missing (nil build), once per
+// session: every container and repetition that names it runs the same
+// image. An image an authoritative environment has not pinned, or a
+// missing one that may not be pulled, is a refusal.
+func (s *Session) ensureImage(ctx context.Context, ref, digest string, build *schema.Build) (image, error) {
 	if img, ok := s.images[ref]; ok {
 		if !reflect.DeepEqual(img.build, build) {
 			return image{}, refusef("image %s is declared twice, built two ways (%s and %s); give each build its own image reference",
@@ -45,23 +49,32 @@ func (s *Session) ensureImage(ctx context.Context, ref string, build *schema.Bui
 	img := image{ref: ref, build: build}
 	switch {
 	case build == nil:
+		pinned, err := s.present(ctx, ref, digest)
+		if err != nil {
+			return image{}, err
+		}
+		img.ref = pinned
 	case build.Program != "":
 		if err := r.buildProgram(ctx, ref, build.Program); err != nil {
 			return image{}, err
 		}
 	case build.Layered != nil:
-		b := &layered.Builder{Engine: r.Engine, CacheDir: r.cache("downloads"), Progress: r.Progress}
-		built, err := b.Ensure(ctx, ref, *build.Layered)
+		// The base is pinned like any image the session runs, and the
+		// pin is part of what the build is named by.
+		decl := *build.Layered
+		base, err := s.present(ctx, decl.From, "")
 		if err != nil {
-			var missing *engine.ImageMissingError
-			if errors.As(err, &missing) {
-				return image{}, &Refusal{err.Error()}
-			}
+			return image{}, fmt.Errorf("the base of image %s: %w", ref, err)
+		}
+		decl.From = base
+		b := &layered.Builder{Engine: r.Engine, CacheDir: r.cache("downloads"), Progress: r.Progress}
+		built, err := b.Ensure(ctx, ref, decl)
+		if err != nil {
 			return image{}, err
 		}
 		img.recipe = built.Digest
 		if built.Built {
-			r.logf("built image %s (%s) on %s", ref, built.ID, build.Layered.From)
+			r.logf("built image %s (%s) on %s", ref, built.ID, base)
 		}
 	case build.Debian != nil:
 		b := &debimage.Builder{Engine: r.Engine, CacheDir: r.cache("rootfs"), Progress: r.Progress}
@@ -74,7 +87,7 @@ func (s *Session) ensureImage(ctx context.Context, ref string, build *schema.Bui
 			r.logf("built image %s (%s) from recipe %s", ref, built.ID, built.Recipe)
 		}
 	}
-	found, err := r.Engine.ImageDigest(ctx, ref)
+	found, err := r.Engine.ImageDigest(ctx, img.ref)
 	if err != nil {
 		var missing *engine.ImageMissingError
 		if errors.As(err, &missing) {
@@ -85,6 +98,60 @@ func (s *Session) ensureImage(ctx context.Context, ref string, build *schema.Bui
 	img.id = found.ID
 	s.images[ref] = img
 	return img, nil
+}
+
+// pinned is the reference a container runs for the image ref: ref itself
+// when it carries a digest, else repo@digest from digest (an infrastructure
+// image's own) or the environment's pins. An authoritative environment
+// refuses an image that is neither (C16); a fixture runs ref as written.
+func (s *Session) pinned(ref, digest string) (string, error) {
+	if strings.Contains(ref, "@") {
+		return ref, nil
+	}
+	if digest == "" {
+		digest = s.env.Pins[ref]
+	}
+	if digest != "" {
+		repo := ref
+		if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+			repo = repo[:i] // the tag; a registry's port stays
+		}
+		return repo + "@" + digest, nil
+	}
+	if s.env.Class == "authoritative" {
+		return "", refusef("C16: image %s is not pinned in %s, so what runs could change under the same name; run `spatec pin --env %s` on a host that reaches its registry, review the digests it writes to envs/%s/pins.cue, and commit them",
+			ref, s.env.Name, s.env.Name, s.env.Name)
+	}
+	return ref, nil
+}
+
+// present pins ref and makes sure the engine holds it, pulling it by its
+// digest, with progress, when it is missing and the runner may pull.
+func (s *Session) present(ctx context.Context, ref, digest string) (string, error) {
+	r := s.runner
+	pinned, err := s.pinned(ref, digest)
+	if err != nil {
+		return "", err
+	}
+	ok, err := r.Engine.ImageExists(ctx, pinned)
+	if err != nil || ok {
+		return pinned, err
+	}
+	if r.NoPull {
+		return "", refusef("image %s is not on this engine, and pulling is off (--pull=never): load it first (docker load, or pull it where a registry can be reached)", pinned)
+	}
+	r.Progress.Start("image/pull", 0, "bytes")
+	r.Progress.Printf("pulling %s", pinned)
+	err = r.Engine.Pull(ctx, pinned, func(done, total int64) {
+		r.Progress.SetTotal(total)
+		r.Progress.Set(done)
+	})
+	if err != nil {
+		r.Progress.Fail(err)
+		return "", &Refusal{fmt.Sprintf("image %s is not on this engine and could not be pulled: %v", pinned, err)}
+	}
+	r.Progress.End()
+	return pinned, nil
 }
 
 // buildProgram compiles a Go program of this module statically and builds
@@ -141,17 +208,4 @@ func describeBuild(b *schema.Build) string {
 		return "on " + b.Layered.From + ", build " + layered.Digest(*b.Layered)
 	}
 	return "from an empty build"
-}
-
-// serviceRef is the reference an infrastructure service runs: by digest
-// when it is pinned (C16), else as written.
-func serviceRef(svc schema.Service) string {
-	if svc.Image.Digest != "" {
-		repo := svc.Image.Ref
-		if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-			repo = repo[:i] // the tag; a registry's port stays
-		}
-		return repo + "@" + svc.Image.Digest
-	}
-	return svc.Image.Ref
 }

@@ -3,9 +3,12 @@ package exec
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
+	"spatec.dev/spatec/exec/burn/burntest"
+	"spatec.dev/spatec/internal/testregistry"
 	"spatec.dev/spatec/schema"
 )
 
@@ -13,29 +16,83 @@ func TestOneImageReferenceIsBuiltOneWay(t *testing.T) {
 	s := &Session{images: map[string]image{
 		"spatec-x:1": {ref: "spatec-x:1", id: "sha256:aa", build: &schema.Build{Program: "./cmd/x"}},
 	}}
-	img, err := s.ensureImage(context.Background(), "spatec-x:1", &schema.Build{Program: "./cmd/x"})
+	img, err := s.ensureImage(context.Background(), "spatec-x:1", "", &schema.Build{Program: "./cmd/x"})
 	if err != nil || img.id != "sha256:aa" {
 		t.Fatalf("the same build again: %+v, %v; want the image already made", img, err)
 	}
-	_, err = s.ensureImage(context.Background(), "spatec-x:1", &schema.Build{Program: "./cmd/y"})
+	_, err = s.ensureImage(context.Background(), "spatec-x:1", "", &schema.Build{Program: "./cmd/y"})
 	var ref *Refusal
 	if !errors.As(err, &ref) || !strings.Contains(err.Error(), "image spatec-x:1 is declared twice, built two ways (from the program ./cmd/x and from the program ./cmd/y)") {
 		t.Fatalf("another build of the same reference: %v; want a refusal naming both", err)
 	}
 }
 
-func TestServiceRefPinsByDigest(t *testing.T) {
-	digest := "sha256:" + strings.Repeat("a", 64)
-	for ref, want := range map[string]string{
-		"clickhouse/clickhouse-server:24.8":    "clickhouse/clickhouse-server@" + digest,
-		"registry.local:5000/redpanda:v24.2.1": "registry.local:5000/redpanda@" + digest,
-		"registry.local:5000/redpanda":         "registry.local:5000/redpanda@" + digest,
+// TestImagesArePinned: an image runs by its own digest, else by the
+// environment's pin; an authoritative environment refuses one with
+// neither (C16), a fixture runs it as written.
+func TestImagesArePinned(t *testing.T) {
+	a := strings.Repeat("a", 64)
+	b := strings.Repeat("b", 64)
+	s := &Session{env: schema.Environment{Name: "bench", Class: "authoritative", Pins: map[string]string{
+		"registry.local:5000/redpanda:v24.2.1": "sha256:" + b,
+		"apache/kafka:4.3.1":                   "sha256:" + b,
+	}}}
+	for _, tc := range []struct{ ref, digest, want string }{
+		{"clickhouse/clickhouse-server:24.8", "sha256:" + a, "clickhouse/clickhouse-server@sha256:" + a},
+		{"registry.local:5000/redpanda:v24.2.1", "", "registry.local:5000/redpanda@sha256:" + b},
+		{"apache/kafka:4.3.1", "", "apache/kafka@sha256:" + b},
+		{"apache/kafka@sha256:" + a, "", "apache/kafka@sha256:" + a},
 	} {
-		if got := serviceRef(schema.Service{Image: &schema.Image{Ref: ref, Digest: digest}}); got != want {
-			t.Errorf("serviceRef(%s) = %s, want %s", ref, got, want)
+		if got, err := s.pinned(tc.ref, tc.digest); err != nil || got != tc.want {
+			t.Errorf("pinned(%s, %q) = %s, %v; want %s", tc.ref, tc.digest, got, err, tc.want)
 		}
 	}
-	if got := serviceRef(schema.Service{Image: &schema.Image{Ref: "spatec-broker:0.1.0"}}); got != "spatec-broker:0.1.0" {
-		t.Errorf("an unpinned reference became %s", got)
+	_, err := s.pinned("timberio/vector:0.57.0-debian", "")
+	var ref *Refusal
+	if !errors.As(err, &ref) || !strings.Contains(err.Error(), "C16: image timberio/vector:0.57.0-debian is not pinned in bench") ||
+		!strings.Contains(err.Error(), "run `spatec pin --env bench`") {
+		t.Errorf("an unpinned image in an authoritative environment: %v", err)
+	}
+	s.env.Class = "fixture"
+	if got, err := s.pinned("spatec-broker:0.1.0", ""); err != nil || got != "spatec-broker:0.1.0" {
+		t.Errorf("a fixture's unpinned image: %s, %v", got, err)
+	}
+}
+
+// TestMissingImagesArePulledByTheirPin: an authoritative environment's
+// pinned image is pulled from its registry (one on the loopback here) when
+// the engine lacks it; with pulling off, every missing image is named.
+func TestMissingImagesArePulledByTheirPin(t *testing.T) {
+	e := newEngine(t)
+	ctx := context.Background()
+	reg := testregistry.Start(t)
+	bin, err := os.ReadFile(burntest.Binary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := reg.Host + "/spatec/burn:1.0"
+	digest := reg.Push(t, "spatec/burn", "1.0", map[string][]byte{"/burn": bin}, []string{"/burn"})
+	t.Cleanup(func() { _ = e.RemoveImage(context.Background(), reg.Host+"/spatec/burn@"+digest) })
+
+	env := holdEnv()
+	env.Class, env.Pins = "authoritative", map[string]string{tag: digest}
+	plan := burnPlan(env, entrantName("pulled"), 0.5, 64*mib)
+	c := plan.Entrant.Containers["burn"]
+	c.Image = tag
+	plan.Entrant.Containers["burn"] = c
+
+	off := newRunner(t, e, nil)
+	off.NoPull = true
+	_, err = off.Open(ctx, env, true, plan)
+	if err == nil || !strings.Contains(err.Error(), "images:\n  "+plan.Entrant.Name+": container burn: image "+reg.Host+"/spatec/burn@"+digest+" is not on this engine, and pulling is off") {
+		t.Fatalf("opening with pulling off: %v; want the missing image named", err)
+	}
+	s, err := newRunner(t, e, nil).Open(ctx, env, true, plan)
+	if err != nil {
+		t.Fatalf("opening with the image to pull: %v", err)
+	}
+	defer s.Close()
+	if got := s.images[tag]; got.ref != reg.Host+"/spatec/burn@"+digest || got.id == "" || reg.Pulls() != 1 {
+		t.Errorf("image %+v after %d pulls; want it pulled once, by its digest", got, reg.Pulls())
 	}
 }

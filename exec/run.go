@@ -77,6 +77,9 @@ type Runner struct {
 	// also removes what killed runs left behind. "" takes no lock and
 	// sweeps nothing (tests running sessions side by side).
 	LockPath string
+	// NoPull refuses an image the engine does not hold instead of pulling
+	// it: for hosts that must not reach a registry (--pull=never).
+	NoPull bool
 	// CacheDir keeps what is slow to make and the same every time: the
 	// root file systems of Debian recipes (rootfs/) and the downloads of
 	// layered images, by checksum (downloads/). "" keeps nothing.

@@ -78,7 +78,7 @@ type infraContainer struct {
 // environment's infrastructure. A bare session has none: it serves only
 // hold runs of arms that need no broker or ClickHouse (spatec's own tests
 // of caps and measurement).
-func (r *Runner) Open(ctx context.Context, env schema.Environment, bare bool) (*Session, error) {
+func (r *Runner) Open(ctx context.Context, env schema.Environment, bare bool, plans ...*schema.Plan) (*Session, error) {
 	id, err := record.NewRunID()
 	if err != nil {
 		return nil, err
@@ -92,7 +92,7 @@ func (r *Runner) Open(ctx context.Context, env schema.Environment, bare bool) (*
 	if err := s.own(ctx); err != nil {
 		return nil, err
 	}
-	if err := s.open(ctx, bare); err != nil {
+	if err := s.open(ctx, bare, plans); err != nil {
 		// Whatever was started goes, and the host lock with it.
 		s.Close()
 		return nil, err
@@ -100,8 +100,9 @@ func (r *Runner) Open(ctx context.Context, env schema.Environment, bare bool) (*
 	return s, nil
 }
 
-// open reads the host facts and brings the infrastructure up.
-func (s *Session) open(ctx context.Context, bare bool) error {
+// open reads the host facts, makes sure of every image (the
+// infrastructure's and the plans' arms'), and brings the infrastructure up.
+func (s *Session) open(ctx context.Context, bare bool, plans []*schema.Plan) error {
 	r, env := s.runner, s.env
 	var err error
 	if s.host, err = r.Engine.Info(ctx); err != nil {
@@ -110,20 +111,46 @@ func (s *Session) open(ctx context.Context, bare bool) error {
 	if s.mode, err = r.Cgroups.Mode(); err != nil {
 		return fmt.Errorf("reading the cgroup mode: %w", err)
 	}
-	if bare {
+	// Images first, before anything starts: built, found or pulled, each
+	// reporting progress of its own. Every image that cannot be had is
+	// named at once.
+	var refused []string
+	ensure := func(what, ref, digest string, build *schema.Build) error {
+		_, err := s.ensureImage(ctx, ref, digest, build)
+		var no *Refusal
+		if errors.As(err, &no) {
+			refused = append(refused, what+": "+no.Reason)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
 		return nil
 	}
-	// Images first: building one reports progress of its own.
 	for _, svc := range env.Infra.Services() {
-		if svc.Run != "container" {
+		if bare || svc.Run != "container" {
 			continue
 		}
 		if svc.Image == nil {
 			return refusef("%s: %s runs as a container but declares no image (C11)", env.Name, svc.Name)
 		}
-		if _, err := s.ensureImage(ctx, serviceRef(svc), svc.Build); err != nil {
-			return fmt.Errorf("the image of %s: %w", svc.Name, err)
+		if err := ensure("the image of "+svc.Name, svc.Image.Ref, svc.Image.Digest, svc.Build); err != nil {
+			return err
 		}
+	}
+	for _, p := range plans {
+		for _, n := range p.ContainerNames() {
+			c := p.Entrant.Containers[n]
+			if err := ensure(fmt.Sprintf("%s: container %s", p.Entrant.Name, n), c.Image, "", c.Build); err != nil {
+				return err
+			}
+		}
+	}
+	if len(refused) > 0 {
+		return refusef("images:\n  %s", strings.Join(refused, "\n  "))
+	}
+	if bare {
+		return nil
 	}
 	r.Progress.Start(progress.PhaseInfra, 2, "services")
 	if err := s.up(ctx); err != nil {
@@ -246,7 +273,7 @@ func (s *Session) infraOf(key string) *infraContainer {
 // verifies them: C6 applies to the infrastructure too.
 func (s *Session) startInfra(ctx context.Context, key string, svc schema.Service) error {
 	r := s.runner
-	img, err := s.ensureImage(ctx, serviceRef(svc), svc.Build)
+	img, err := s.ensureImage(ctx, svc.Image.Ref, svc.Image.Digest, svc.Build)
 	if err != nil {
 		return err
 	}

@@ -32,17 +32,18 @@ type Plan struct {
 
 // Environment is a resolved #Environment.
 type Environment struct {
-	Name        string    `json:"name"`
-	Class       string    `json:"class"`
-	Description string    `json:"description"`
-	Host        Host      `json:"host"`
-	Partitions  int       `json:"partitions"`
-	Reserve     Resources `json:"reserve"`
-	Infra       Infra     `json:"infra"`
-	Envelope    Resources `json:"envelope"`
-	Network     string    `json:"network"`
-	Endpoints   Endpoints `json:"endpoints"`
-	Workload    Workload  `json:"workload"`
+	Name        string            `json:"name"`
+	Class       string            `json:"class"`
+	Description string            `json:"description"`
+	Host        Host              `json:"host"`
+	Partitions  int               `json:"partitions"`
+	Reserve     Resources         `json:"reserve"`
+	Infra       Infra             `json:"infra"`
+	Envelope    Resources         `json:"envelope"`
+	Network     string            `json:"network"`
+	Endpoints   Endpoints         `json:"endpoints"`
+	Workload    Workload          `json:"workload"`
+	Pins        map[string]string `json:"pins,omitempty"`
 }
 
 // Host is what the bench host has.

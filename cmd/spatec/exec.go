@@ -23,8 +23,8 @@ import (
 
 // execFlags are the flags exec and ceiling share.
 type execFlags struct {
-	env, tree, results, cache string
-	period                    time.Duration
+	env, tree, results, cache, pull string
+	period                          time.Duration
 }
 
 func (f *execFlags) register(fs *flag.FlagSet) {
@@ -32,6 +32,7 @@ func (f *execFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tree, "tree", "", "CUE tree root (default: the checkout around the working directory, else the embedded tree)")
 	fs.StringVar(&f.results, "results", "results", "results root: records go to <results>/<env>/<entrant>/<YYYY-MM>.jsonl")
 	fs.DurationVar(&f.period, "period", 100*time.Millisecond, "sampler period")
+	fs.StringVar(&f.pull, "pull", "missing", "missing: pull images the engine lacks, by their pins; never: refuse them (air-gapped hosts)")
 	fs.StringVar(&f.cache, "cache", defaultCache(), "cache of what image builds download: root file systems of Debian recipes, artefacts of layered images")
 }
 
@@ -78,7 +79,7 @@ func cmdExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 	// A hold run gets the infrastructure too: an arm cannot start without
 	// its broker and ClickHouse.
-	sess, err := r.Open(ctx, plans[0].Env, false)
+	sess, err := r.Open(ctx, plans[0].Env, false, plans...)
 	if err != nil {
 		return asRefusal(err)
 	}
@@ -188,6 +189,9 @@ func execPlans(f execFlags, args []string) ([]*schema.Plan, error) {
 
 // newRunner connects to the engine and sets up a runner for this host.
 func newRunner(ctx context.Context, f execFlags, stderr io.Writer) (*exec.Runner, func(), error) {
+	if f.pull != "missing" && f.pull != "never" {
+		return nil, nil, usageError{fmt.Sprintf("--pull=%s: want missing or never", f.pull)}
+	}
 	e, err := engine.New(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -208,6 +212,7 @@ func newRunner(ctx context.Context, f execFlags, stderr io.Writer) (*exec.Runner
 		SourceDir: src,
 		CacheDir:  f.cache,
 		LockPath:  hostlock.DefaultPath,
+		NoPull:    f.pull == "never",
 		Results:   f.results,
 	}, func() { e.Close() }, nil
 }

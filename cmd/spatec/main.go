@@ -6,7 +6,8 @@
 //	0  success
 //	1  problems found (vet, plan, validate), or a run that failed
 //	2  usage error
-//	3  REFUSED: the contract is violated or the caps do not read back
+//	3  REFUSED: the contract is violated, the caps do not read back, an
+//	   image is unpinned or missing, or another measurement holds the host
 package main
 
 import (
@@ -68,6 +69,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"ceiling":  cmdCeiling,
 		"validate": cmdValidate,
 		"report":   cmdReport,
+		"pin":      cmdPin,
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {
@@ -112,6 +114,7 @@ commands:
   vet                                    check every entrant against every environment it supports
   exec --env E entrant[:variant]         run an entrant under its plan (or: exec plan.json)
   ceiling --measure --env E              measure the broker and ClickHouse ceilings (C12)
+  pin --env E                            pin every image E pulls to its registry digest (envs/E/pins.cue)
   validate [results/]                    check the results log
   report [results/...]                   aggregate records into a comparison
   version                                print the version and commit

@@ -254,11 +254,16 @@ func writePlan(w io.Writer, p *schema.Plan) {
 }
 
 // writeBuilds says how spatec makes each image of the plan it builds
-// itself, once per image.
+// itself, and how each image it pulls is pinned, once per image.
 func writeBuilds(w io.Writer, p *schema.Plan) {
 	seen := map[string]bool{}
 	say := func(ref string, b *schema.Build) {
-		if b == nil || seen[ref] {
+		if seen[ref] {
+			return
+		}
+		if b == nil {
+			writePin(w, p, ref, len(seen) == 0)
+			seen[ref] = true
 			return
 		}
 		if len(seen) == 0 {
@@ -276,18 +281,48 @@ func writeBuilds(w io.Writer, p *schema.Plan) {
 			for _, d := range b.Layered.Downloads {
 				adds = append(adds, fmt.Sprintf("%s (sha256 %s)", d.URL, d.SHA256))
 			}
+			if n := len(b.Layered.Files); n > 0 {
+				adds = append(adds, fmt.Sprintf("%d files", n))
+			}
 			fmt.Fprintf(w, "image %s: built on %s adding %s (build %s)\n",
-				ref, b.Layered.From, strings.Join(append(adds, fmt.Sprintf("%d files", len(b.Layered.Files))), ", "), layered.Digest(*b.Layered))
+				ref, b.Layered.From, strings.Join(adds, ", "), layered.Digest(*b.Layered))
 		}
 	}
 	for _, n := range p.ContainerNames() {
 		c := p.Entrant.Containers[n]
 		say(c.Image, c.Build)
+		if c.Build != nil && c.Build.Layered != nil {
+			say(c.Build.Layered.From, nil)
+		}
 	}
 	for _, svc := range p.Env.Infra.Services() {
-		if svc.Image != nil {
-			say(svc.Image.Ref, svc.Build)
+		if svc.Image == nil {
+			continue
 		}
+		ref := svc.Image.Ref
+		if svc.Image.Digest != "" {
+			ref += "@" + svc.Image.Digest
+		}
+		say(ref, svc.Build)
+	}
+}
+
+// writePin says how an image spatec pulls is pinned: by its own digest, by
+// the environment's pins, or not at all (refused in an authoritative
+// environment, C16).
+func writePin(w io.Writer, p *schema.Plan, ref string, first bool) {
+	if first {
+		fmt.Fprintln(w)
+	}
+	switch d, ok := p.Env.Pins[ref]; {
+	case strings.Contains(ref, "@"):
+		fmt.Fprintf(w, "image %s: pinned by its digest\n", ref)
+	case ok:
+		fmt.Fprintf(w, "image %s: pinned to %s (envs/%s/pins.cue)\n", ref, d, p.Env.Name)
+	case p.Env.Class == "authoritative":
+		fmt.Fprintf(w, "image %s: NOT PINNED, exec refuses it (C16): run `spatec pin --env %s` where its registry can be reached\n", ref, p.Env.Name)
+	default:
+		fmt.Fprintf(w, "image %s: not pinned (a fixture runs it as found)\n", ref)
 	}
 }
 

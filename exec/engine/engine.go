@@ -619,6 +619,58 @@ func (e *ImageMissingError) Error() string {
 		"`docker build -t %s DIR` or `docker load -i FILE.tar` (spatec pulls nothing from a registry)", e.Ref, e.Ref)
 }
 
+// RegistryDigest asks ref's registry, through the engine, which manifest
+// digest ref resolves to now: a tag's current content, without pulling it.
+func (e *Engine) RegistryDigest(ctx context.Context, ref string) (string, error) {
+	resp, err := e.cli.DistributionInspect(ctx, ref, "")
+	if err != nil {
+		return "", fmt.Errorf("asking the registry for %s: %w", ref, err)
+	}
+	return string(resp.Descriptor.Digest), nil
+}
+
+// Pull pulls ref from its registry, reporting bytes done of the total
+// known so far, over every layer, to progress (when not nil). Errors
+// arrive inside the engine's stream, which is read to its end.
+func (e *Engine) Pull(ctx context.Context, ref string, progress func(done, total int64)) error {
+	rc, err := e.cli.ImagePull(ctx, ref, image.PullOptions{})
+	if err != nil {
+		return fmt.Errorf("pulling %s: %w", ref, err)
+	}
+	defer rc.Close()
+	type layer struct{ done, total int64 }
+	layers := map[string]layer{}
+	dec := json.NewDecoder(rc)
+	for {
+		var msg struct {
+			ID             string `json:"id"`
+			Status         string `json:"status"`
+			Error          string `json:"error"`
+			ProgressDetail struct {
+				Current int64 `json:"current"`
+				Total   int64 `json:"total"`
+			} `json:"progressDetail"`
+		}
+		if err := dec.Decode(&msg); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("pulling %s: reading the engine's answer: %w", ref, err)
+		}
+		if msg.Error != "" {
+			return fmt.Errorf("pulling %s: the engine reports: %s", ref, msg.Error)
+		}
+		if msg.Status == "Downloading" && msg.ID != "" && progress != nil {
+			layers[msg.ID] = layer{msg.ProgressDetail.Current, msg.ProgressDetail.Total}
+			var done, total int64
+			for _, l := range layers {
+				done, total = done+l.done, total+l.total
+			}
+			progress(done, total)
+		}
+	}
+}
+
 // RemoveImage removes the image ref (its tag, and the image when no other
 // tag holds it). A missing image is not an error.
 func (e *Engine) RemoveImage(ctx context.Context, ref string) error {

@@ -18,6 +18,7 @@ import (
 	"spatec.dev/spatec/exec/burn/burntest"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/internal/testenv"
+	"spatec.dev/spatec/internal/testregistry"
 )
 
 const (
@@ -551,5 +552,44 @@ func BenchmarkCreateStartInspect(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
+	}
+}
+
+// TestPullByDigestFromARegistry resolves a tag to its manifest digest and
+// pulls the image by that digest from a registry on the loopback, then
+// runs it.
+func TestPullByDigestFromARegistry(t *testing.T) {
+	e := newEngine(t)
+	ctx := context.Background()
+	reg := testregistry.Start(t)
+	bin, err := os.ReadFile(burntest.Binary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pushed := reg.Push(t, "spatec/burn", "1.0", map[string][]byte{"/burn": bin}, []string{"/burn"})
+	tag := reg.Host + "/spatec/burn:1.0"
+	got, err := e.RegistryDigest(ctx, tag)
+	if err != nil || got != pushed {
+		t.Fatalf("RegistryDigest(%s) = %s, %v; want %s", tag, got, err, pushed)
+	}
+	ref := reg.Host + "/spatec/burn@" + pushed
+	t.Cleanup(func() { _ = e.RemoveImage(context.Background(), ref) })
+	var last [2]int64
+	if err := e.Pull(ctx, ref, func(done, total int64) { last = [2]int64{done, total} }); err != nil {
+		t.Fatal(err)
+	}
+	if last[1] <= 0 || last[0] > last[1] {
+		t.Errorf("progress ended at %d of %d bytes", last[0], last[1])
+	}
+	img, err := e.ImageDigest(ctx, ref)
+	if err != nil || !slices.Contains(img.RepoDigests, ref) {
+		t.Fatalf("after the pull: %+v, %v; want the image under %s", img, err, ref)
+	}
+	code, out, err := e.RunOnce(ctx, engine.ContainerSpec{Name: "spatec-pulled-" + uuid.NewString()[:8], Image: ref, Args: []string{"-version"}, NetworkMode: "none"}, nil)
+	if err != nil || code != 0 || !strings.Contains(out, "burn ") {
+		t.Fatalf("running the pulled image: %d, %v, %q", code, err, out)
+	}
+	if err := e.Pull(ctx, reg.Host+"/spatec/burn@sha256:"+strings.Repeat("0", 64), nil); err == nil {
+		t.Error("pulling a digest the registry does not have succeeded")
 	}
 }

@@ -147,6 +147,17 @@ func (r *Reporter) Set(done int64) {
 	r.setLocked(done)
 }
 
+// SetTotal changes the amount of work of the current phase, for work whose
+// size becomes known as it goes (the layers of an image being pulled).
+func (r *Reporter) SetTotal(total int64) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.total = total
+}
+
 // Add records n more units done.
 func (r *Reporter) Add(n int64) {
 	if r == nil {
