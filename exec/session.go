@@ -149,6 +149,11 @@ func (s *Session) open(ctx context.Context, bare bool, plans []*schema.Plan) err
 	if len(refused) > 0 {
 		return refusef("images:\n  %s", strings.Join(refused, "\n  "))
 	}
+	for _, p := range plans {
+		if err := s.validate(ctx, p); err != nil {
+			return err
+		}
+	}
 	if bare {
 		return nil
 	}
@@ -264,6 +269,42 @@ func (s *Session) infraOf(key string) *infraContainer {
 	for i := range s.infra {
 		if s.infra[i].service == key {
 			return &s.infra[i]
+		}
+	}
+	return nil
+}
+
+// validate runs the system's own checks of a plan's configuration (the
+// entrant's validate list), each in its container's image with the
+// container's files and environment and no network, and refuses the plan
+// with the system's own message when one fails. The services' names
+// resolve to the loopback there, so a check that resolves them (a
+// ClickHouse cluster definition) passes without reaching them.
+func (s *Session) validate(ctx context.Context, p *schema.Plan) error {
+	r := s.runner
+	for i, v := range p.Entrant.Validate {
+		c := p.Entrant.Containers[v.Container]
+		r.Progress.Printf("checking the configuration of %s with its own %s", p.Entrant.Name, strings.Join(v.Command, " "))
+		vctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		code, out, err := r.Engine.RunOnce(vctx, engine.ContainerSpec{
+			Name:        fmt.Sprintf("spatec-validate-%s-%d-%s", p.Entrant.Name, i, s.id[len(s.id)-8:]),
+			Image:       s.images[c.Image].ref,
+			Entrypoint:  v.Command,
+			Env:         containerEnv(c),
+			Files:       c.Files,
+			OpenDirs:    openDirs(c),
+			Hosts:       map[string]string{p.Env.Infra.Broker.Name: "127.0.0.1", p.Env.Infra.ClickHouse.Name: "127.0.0.1"},
+			Labels:      s.labels(LabelRun, s.id, LabelRole, "validate"),
+			NetworkMode: "none",
+		}, nil)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("checking the configuration of %s (%s): %w", p.Entrant.Name, strings.Join(v.Command, " "), err)
+		}
+		if code != 0 {
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			return refusef("%s: its configuration does not pass its own check, %s (exit code %d); it says:\n  %s",
+				p.Entrant.Name, strings.Join(v.Command, " "), code, strings.Join(lines[max(0, len(lines)-20):], "\n  "))
 		}
 	}
 	return nil

@@ -140,6 +140,13 @@ type Entrant struct {
 	Variants    map[string]Variant   `json:"variants"`
 	Containers  map[string]Container `json:"containers"`
 	Deviations  []Deviation          `json:"deviations"`
+	Validate    []Validator          `json:"validate,omitempty"`
+}
+
+// Validator is a system's own check of its configuration (#Validator).
+type Validator struct {
+	Container string   `json:"container"`
+	Command   []string `json:"command"`
 }
 
 // Version says how the entrant's version is read inside its image (C16).

@@ -208,6 +208,9 @@ func (e *Engine) Create(ctx context.Context, spec ContainerSpec) (Created, error
 			MemorySwap: spec.MemorySwap,
 		},
 	}
+	for _, h := range slices.Sorted(maps.Keys(spec.Hosts)) {
+		hostCfg.ExtraHosts = append(hostCfg.ExtraHosts, h+":"+spec.Hosts[h])
+	}
 	if spec.NoFile > 0 {
 		hostCfg.Ulimits = []*container.Ulimit{{Name: "nofile", Soft: spec.NoFile, Hard: spec.NoFile}}
 	}

@@ -75,6 +75,8 @@ type ContainerSpec struct {
 	NetworkMode string
 	// NetworkAliases are extra DNS names on that network (not with "host").
 	NetworkAliases []string
+	// Hosts maps host names to addresses in the container's /etc/hosts.
+	Hosts map[string]string
 	// Publish maps container ports ("8081/tcp") to host ports ("18081").
 	Publish map[string]string
 	// Files are written into the container, by absolute path, after it is
