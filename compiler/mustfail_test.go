@@ -117,7 +117,7 @@ var mustFails = []mustFail{
 	// C11: infrastructure declared with caps and images.
 	{name: "C11 container without image", file: benchFile,
 		old: `image: ref: "clickhouse/clickhouse-server:24.8"
-			cpus:   32`, new: `cpus:   32`,
+			version`, new: `version`,
 		env: "bench-96c", entrant: "vector", rule: "C11",
 		message: "bench-96c: clickhouse runs as a container but declares no image", line: `name: "spatec-clickhouse"`, anyPosInFiles: true},
 	{name: "C11 embedded broker in an authoritative environment", file: retFile,

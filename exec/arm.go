@@ -100,7 +100,7 @@ func (s *Session) newRun(plan *schema.Plan, opts Options) (*armRun, error) {
 			svc = s.env.Infra.ClickHouse
 		}
 		run.rec.Run.Infra = append(run.rec.Run.Infra, record.Container{
-			Name: c.name, Role: c.service, Image: c.image.ref, ImageDigest: c.image.id, Recipe: c.image.recipe,
+			Name: c.name, Role: c.service, Image: c.image.ref, ImageDigest: c.image.id, Recipe: c.image.recipe, Version: c.version,
 			CPUs: fmt.Sprintf("%.2f", svc.CPUs), MemoryBytes: svc.Memory,
 		})
 	}
@@ -111,8 +111,6 @@ func (s *Session) newRun(plan *schema.Plan, opts Options) (*armRun, error) {
 // are present, records their digests, and reads the entrant's version
 // inside its image: a mismatch with the pin refuses the run (C16).
 func (run *armRun) prepareImages(ctx context.Context) error {
-	r := run.s.runner
-	e := r.Engine
 	for _, n := range run.plan.ContainerNames() {
 		c := run.plan.Entrant.Containers[n]
 		img, err := run.s.ensureImage(ctx, c.Image, "", c.Build)
@@ -131,31 +129,42 @@ func (run *armRun) prepareImages(ctx context.Context) error {
 
 	v := run.plan.Entrant.Version
 	probe := run.plan.Entrant.Containers[v.Container]
-	code, out, err := e.RunOnce(ctx, engine.ContainerSpec{
-		Name:        "spatec-version-" + run.id[len(run.id)-12:],
-		Image:       run.s.images[probe.Image].ref,
-		Entrypoint:  v.Command,
-		Labels:      run.s.labels(LabelRun, run.id),
+	version, err := run.s.readVersion(ctx, run.plan.Entrant.Name, run.s.images[probe.Image].ref, run.id, v.Command, v.Match)
+	if err != nil {
+		return err
+	}
+	run.rec.SUT.Version = version
+	if version != v.Pin {
+		return refusef("C16: %s: image %s runs version %s; the entrant pins %s: rebuild the image at the pinned version or update the pin",
+			run.plan.Entrant.Name, probe.Image, version, v.Pin)
+	}
+	return nil
+}
+
+// readVersion runs command inside image, with no network, and returns the
+// first group of match in what it prints: the version of what the image
+// runs, read where it runs (C16). Labels carry run.
+func (s *Session) readVersion(ctx context.Context, what, image, run string, command []string, match string) (string, error) {
+	re, err := regexp.Compile(match)
+	if err != nil {
+		return "", refusef("C16: %s: version.match %q is not a regular expression: %v", what, match, err)
+	}
+	code, out, err := s.runner.Engine.RunOnce(ctx, engine.ContainerSpec{
+		Name:        "spatec-version-" + run[len(run)-12:],
+		Image:       image,
+		Entrypoint:  command,
+		Labels:      s.labels(LabelRun, run),
 		NetworkMode: "none",
 	}, nil)
 	if err != nil {
-		return fmt.Errorf("reading the version of %s inside %s: %w", run.plan.Entrant.Name, probe.Image, err)
-	}
-	re, err := regexp.Compile(v.Match)
-	if err != nil {
-		return refusef("C16: %s: version.match %q is not a regular expression: %v", run.plan.Entrant.Name, v.Match, err)
+		return "", fmt.Errorf("reading the version of %s inside %s: %w", what, image, err)
 	}
 	m := re.FindStringSubmatch(out)
 	if code != 0 || len(m) < 2 {
-		return refusef("C16: %s: %s printed no version matching %q (exit code %d); output:\n%s",
-			run.plan.Entrant.Name, strings.Join(v.Command, " "), v.Match, code, strings.TrimSpace(out))
+		return "", refusef("C16: %s: %s printed no version matching %q (exit code %d); output:\n%s",
+			what, strings.Join(command, " "), match, code, strings.TrimSpace(out))
 	}
-	run.rec.SUT.Version = m[1]
-	if m[1] != v.Pin {
-		return refusef("C16: %s: image %s runs version %s; the entrant pins %s: rebuild the image at the pinned version or update the pin",
-			run.plan.Entrant.Name, probe.Image, m[1], v.Pin)
-	}
-	return nil
+	return m[1], nil
 }
 
 // start creates and starts the arm's containers, control planes first, and

@@ -72,6 +72,8 @@ type infraContainer struct {
 	id      string
 	image   image
 	group   *cgroup.Group
+	// version is what its image runs, when the service says how to read it.
+	version string
 }
 
 // Open reads the host facts and, unless bare is set, brings up the
@@ -318,6 +320,12 @@ func (s *Session) startInfra(ctx context.Context, key string, svc schema.Service
 	if err != nil {
 		return err
 	}
+	var version string
+	if v := svc.Version; v != nil {
+		if version, err = s.readVersion(ctx, svc.Name, img.ref, s.id, v.Command, v.Match); err != nil {
+			return err
+		}
+	}
 	spec := engine.ContainerSpec{
 		Name:       svc.Name,
 		Image:      img.ref,
@@ -358,7 +366,7 @@ func (s *Session) startInfra(ctx context.Context, key string, svc schema.Service
 		return err
 	}
 	s.infraCgroups[svc.Name] = raw
-	s.infra = append(s.infra, infraContainer{service: key, name: svc.Name, id: created.ID, image: img, group: group})
+	s.infra = append(s.infra, infraContainer{service: key, name: svc.Name, id: created.ID, image: img, group: group, version: version})
 	go s.watchInfra(key+" container "+svc.Name, created.ID)
 	return s.reach(ctx, key, svc, created.ID)
 }

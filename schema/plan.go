@@ -81,6 +81,7 @@ type Service struct {
 	Environment    map[string]string `json:"environment,omitempty"`
 	Files          map[string]string `json:"files,omitempty"`
 	NoFile         int64             `json:"nofile,omitempty"`
+	Version        *ServiceVersion   `json:"version,omitempty"`
 	Publish        map[string]string `json:"publish"`
 	Addr           string            `json:"addr"`
 	HostAddr       string            `json:"hostAddr,omitempty"`
@@ -96,6 +97,12 @@ type Service struct {
 type Image struct {
 	Ref    string `json:"ref"`
 	Digest string `json:"digest,omitempty"`
+}
+
+// ServiceVersion says how a service's version is read inside its image.
+type ServiceVersion struct {
+	Command []string `json:"command"`
+	Match   string   `json:"match"`
 }
 
 // SchemaRegistry is the broker's built-in registry.

@@ -88,8 +88,11 @@ func TestLocalContainersComparesTwoRealArms(t *testing.T) {
 			for _, c := range rec.Run.Infra {
 				infra[c.Role] = c
 			}
-			if ch := infra["clickhouse"]; ch.Recipe == "" || !strings.HasPrefix(ch.ImageDigest, "sha256:") {
-				t.Errorf("%s record %d: ClickHouse ran %+v; want an image built from its recipe", entrant, i, ch)
+			if ch := infra["clickhouse"]; ch.Recipe == "" || !strings.HasPrefix(ch.ImageDigest, "sha256:") || ch.Version != "18.16.1" {
+				t.Errorf("%s record %d: ClickHouse ran %+v; want an image built from its recipe, version 18.16.1", entrant, i, ch)
+			}
+			if b := infra["broker"]; b.Version != "0.1.0" {
+				t.Errorf("%s record %d: broker %+v; want its version read inside its image", entrant, i, b)
 			}
 			for _, name := range []string{"spatec-broker", "spatec-clickhouse"} {
 				if len(rec.Run.Cgroups[name]) == 0 {

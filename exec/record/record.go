@@ -172,6 +172,9 @@ type Container struct {
 	// Recipe is the digest of the Debian recipe the image was built from,
 	// for an image spatec built from packages.
 	Recipe string `json:"recipe_digest,omitempty"`
+	// Version is an infrastructure service's version, read inside its
+	// image.
+	Version string `json:"version,omitempty"`
 	// CPUs is the planned decimal CPU count as written, e.g. "1.50".
 	CPUs        string `json:"cpus"`
 	MemoryBytes int64  `json:"memory_bytes"`
