@@ -105,7 +105,7 @@ func (r *Runner) Open(ctx context.Context, env schema.Environment, bare bool, pl
 // open reads the host facts, makes sure of every image (the
 // infrastructure's and the plans' arms'), and brings the infrastructure up.
 func (s *Session) open(ctx context.Context, bare bool, plans []*schema.Plan) error {
-	r, env := s.runner, s.env
+	r := s.runner
 	var err error
 	if s.host, err = r.Engine.Info(ctx); err != nil {
 		return fmt.Errorf("reading the engine's host facts: %w", err)
@@ -113,9 +113,26 @@ func (s *Session) open(ctx context.Context, bare bool, plans []*schema.Plan) err
 	if s.mode, err = r.Cgroups.Mode(); err != nil {
 		return fmt.Errorf("reading the cgroup mode: %w", err)
 	}
-	// Images first, before anything starts: built, found or pulled, each
-	// reporting progress of its own. Every image that cannot be had is
-	// named at once.
+	if err := s.prepare(ctx, bare, plans); err != nil {
+		return err
+	}
+	if bare {
+		return nil
+	}
+	r.Progress.Start(progress.PhaseInfra, 2, "services")
+	if err := s.up(ctx); err != nil {
+		r.Progress.Fail(err)
+		return err
+	}
+	r.Progress.End()
+	return nil
+}
+
+// prepare makes sure of every image before anything starts (built, found
+// or pulled, each reporting progress of its own), naming at once every one
+// that cannot be had, and runs each plan's validators.
+func (s *Session) prepare(ctx context.Context, bare bool, plans []*schema.Plan) error {
+	env := s.env
 	var refused []string
 	ensure := func(what, ref, digest string, build *schema.Build) error {
 		_, err := s.ensureImage(ctx, ref, digest, build)
@@ -156,15 +173,6 @@ func (s *Session) open(ctx context.Context, bare bool, plans []*schema.Plan) err
 			return err
 		}
 	}
-	if bare {
-		return nil
-	}
-	r.Progress.Start(progress.PhaseInfra, 2, "services")
-	if err := s.up(ctx); err != nil {
-		r.Progress.Fail(err)
-		return err
-	}
-	r.Progress.End()
 	return nil
 }
 
