@@ -126,7 +126,8 @@ func (s *Session) pinned(ref, digest string) (string, error) {
 }
 
 // present pins ref and makes sure the engine holds it, pulling it by its
-// digest, with progress, when it is missing and the runner may pull.
+// digest, with progress, when it is missing and the runner may pull. Only
+// a pinned image is pulled: a tag's content can change between two pulls.
 func (s *Session) present(ctx context.Context, ref, digest string) (string, error) {
 	r := s.runner
 	pinned, err := s.pinned(ref, digest)
@@ -136,6 +137,9 @@ func (s *Session) present(ctx context.Context, ref, digest string) (string, erro
 	ok, err := r.Engine.ImageExists(ctx, pinned)
 	if err != nil || ok {
 		return pinned, err
+	}
+	if !strings.Contains(pinned, "@") {
+		return "", &Refusal{(&engine.ImageMissingError{Ref: pinned}).Error() + "; or pin it (spatec pin) so that spatec pulls it by its digest"}
 	}
 	if r.NoPull {
 		return "", refusef("image %s is not on this engine, and pulling is off (--pull=never): load it first (docker load, or pull it where a registry can be reached)", pinned)
