@@ -128,13 +128,8 @@ func digestJSON(v any) string {
 // built and loaded otherwise.
 func (b *Builder) Ensure(ctx context.Context, ref string, recipe schema.Debian) (Image, error) {
 	want := Digest(recipe)
-	img, err := b.Engine.ImageDigest(ctx, ref)
-	var missing *engine.ImageMissingError
-	switch {
-	case err == nil && img.Labels[LabelRecipe] == want:
-		return Image{Ref: ref, ID: img.ID, Recipe: want}, nil
-	case err != nil && !errors.As(err, &missing):
-		return Image{}, err
+	if img, ok, err := engine.Built(ctx, b.Engine.ImageDigest, ref, LabelRecipe, want); err != nil || ok {
+		return Image{Ref: ref, ID: img.ID, Recipe: want}, err
 	}
 
 	rootfs, cleanup, err := b.rootfs(ctx, ref, recipe)
@@ -146,7 +141,7 @@ func (b *Builder) Ensure(ctx context.Context, ref string, recipe schema.Debian) 
 	if err != nil {
 		return Image{}, err
 	}
-	img, err = b.Engine.ImageDigest(ctx, ref)
+	img, err := b.Engine.ImageDigest(ctx, ref)
 	if err != nil {
 		return Image{}, fmt.Errorf("image %s: looking it up after loading: %w", ref, err)
 	}

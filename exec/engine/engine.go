@@ -674,6 +674,22 @@ func (e *Engine) Pull(ctx context.Context, ref string, progress func(done, total
 	}
 }
 
+// Built looks up ref with lookup (an Engine's ImageDigest) and reports
+// whether it carries label with the value digest: an image spatec built
+// from a declaration of that digest, to be used as it is. A missing image
+// is not an error.
+func Built(ctx context.Context, lookup func(context.Context, string) (Image, error), ref, label, digest string) (Image, bool, error) {
+	img, err := lookup(ctx, ref)
+	var missing *ImageMissingError
+	switch {
+	case err == nil:
+		return img, img.Labels[label] == digest, nil
+	case errors.As(err, &missing):
+		return Image{}, false, nil
+	}
+	return Image{}, false, err
+}
+
 // RemoveImage removes the image ref (its tag, and the image when no other
 // tag holds it). A missing image is not an error.
 func (e *Engine) RemoveImage(ctx context.Context, ref string) error {

@@ -15,7 +15,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -79,16 +78,11 @@ func Digest(l schema.Layered) string {
 
 // Ensure makes the engine hold image ref built from l: as it is when the
 // engine has ref built from the same declaration, else built on l.From,
-// which must be on the engine already (spatec pulls nothing).
+// which must be on the engine already (the session pulls it by its pin).
 func (b *Builder) Ensure(ctx context.Context, ref string, l schema.Layered) (Image, error) {
 	want := Digest(l)
-	img, err := b.Engine.ImageDigest(ctx, ref)
-	var missing *engine.ImageMissingError
-	switch {
-	case err == nil && img.Labels[LabelBuild] == want:
-		return Image{Ref: ref, ID: img.ID, Digest: want}, nil
-	case err != nil && !errors.As(err, &missing):
-		return Image{}, err
+	if img, ok, err := engine.Built(ctx, b.Engine.ImageDigest, ref, LabelBuild, want); err != nil || ok {
+		return Image{Ref: ref, ID: img.ID, Digest: want}, err
 	}
 	if _, err := b.Engine.ImageDigest(ctx, l.From); err != nil {
 		return Image{}, fmt.Errorf("image %s is built on %s: %w", ref, l.From, err)
