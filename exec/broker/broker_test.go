@@ -355,16 +355,7 @@ func TestResetGroups(t *testing.T) {
 // gives up with the members named when its context ends first.
 func TestResetGroupsWaitsForMembersToLeave(t *testing.T) {
 	ctx := context.Background()
-	emb, err := StartEmbedded(ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emb.Close()
-	c, err := NewClient(emb.Addrs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	emb, c := startBroker(t, 1)
 	if err := c.EnsureTopic(ctx, "drained", 1); err != nil {
 		t.Fatal(err)
 	}
