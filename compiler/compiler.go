@@ -115,12 +115,39 @@ func Load(opts Options) (*Tree, error) {
 			sound = append(sound, dir)
 		}
 	}
-	if t.buildTogether(src, sound) == nil {
-		return t, nil
+	if t.buildTogether(src, sound) != nil {
+		t.envs, t.entrants, t.plans = map[string]unit{}, map[string]unit{}, cue.Value{}
+		t.buildApart(src, schemaInst, sound)
 	}
-	t.envs, t.entrants, t.plans = map[string]unit{}, map[string]unit{}, cue.Value{}
-	t.buildApart(src, schemaInst, sound)
+	t.broken = append(t.broken, t.unknownSupports()...)
 	return t, nil
+}
+
+// unknownSupports reports every name in an entrant's supports that is not
+// an environment of the tree: a typo there would take the entrant out of
+// every check in silence.
+func (t *Tree) unknownSupports() []Problem {
+	var out []Problem
+	envs := t.Environments()
+	for _, name := range t.Entrants() {
+		list := t.entrants[name].value.LookupPath(cue.ParsePath("supports"))
+		var supports []string
+		if list.Decode(&supports) != nil {
+			continue // reported with the entrant's other problems
+		}
+		for i, env := range supports {
+			if slices.Contains(envs, env) {
+				continue
+			}
+			out = append(out, Problem{
+				Pos:  posOf(list.LookupPath(cue.MakePath(cue.Index(i)))),
+				Rule: "supports",
+				Message: fmt.Sprintf("%s: supports names %q, which is not an environment of the tree (it has: %s), so the entrant is checked against nothing there; write the environment's name",
+					name, env, strings.Join(envs, ", ")),
+			})
+		}
+	}
+	return out
 }
 
 // plansDir is where the generated package lives, beside the real ones.

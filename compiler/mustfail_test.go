@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"spatec.dev/spatec/schema"
 )
 
 // mustFail is one broken input: a real file of the tree with one edit, the
@@ -13,7 +15,7 @@ type mustFail struct {
 	name          string
 	file          string // the file edited
 	old, new      string // the edit; new must be unique in the result
-	env, entrant  string
+	env, entrant  string // env "": a problem of the tree, not of one plan
 	rule          string
 	message       string // a substring of the problem's message
 	line          string // text on the line the problem must point at ("" = the line of new)
@@ -131,6 +133,11 @@ var mustFails = []mustFail{
 		env: "local", entrant: "reference", rule: "C11",
 		message: `local: clickhouse runs "external" on the host network and declares no hostAddr, so spatec cannot reach it; add hostAddr`,
 		line:    `run:      "external"`},
+	// supports names only environments of the tree.
+	{name: "supports: unknown environment", file: vectorFile,
+		old: `supports: ["bench-96c", "retired-32c"]`, new: `supports: ["bench96c", "retired-32c"]`,
+		env: "", entrant: "vector", rule: "supports",
+		message: `vector: supports names "bench96c", which is not an environment of the tree`, line: `supports: ["bench96c", "retired-32c"]`},
 	// C15: closed files, integer bytes, two decimals.
 	{name: "C15 container build made two ways", file: referenceFile,
 		old: `build: program: "./cmd/spatec-reference"`,
@@ -161,6 +168,10 @@ var mustFails = []mustFail{
 		old: `validate: [{container: "vector",`, new: `validate: [{container: "vectr",`,
 		env: "bench-96c", entrant: "vector", rule: "C15",
 		message: "vector: validate[0] runs in container vectr, which is not one of its containers", line: `validate: [{container: "vectr",`},
+	{name: "C16 version pattern that does not compile", file: vectorFile,
+		old: `match: "^vector ([0-9.]+)"`, new: `match: "^vector ([0-9.]+"`,
+		env: "bench-96c", entrant: "vector", rule: "C16",
+		message: `vector: version.match "^vector ([0-9.]+" is not a regular expression`},
 	{name: "C16 no pinned version", file: vectorFile,
 		old: `pin:       "0.57.0"`, new: `pin:       ""`,
 		env: "bench-96c", entrant: "vector", rule: "C16", message: "invalid value"},
@@ -190,9 +201,13 @@ func TestMustFail(t *testing.T) {
 			fsys[c.file] = &fstest.MapFile{Data: []byte(edited)}
 
 			tr := loadTree(t, fsys)
-			p, problems := tr.Resolve(c.env, c.entrant, "")
-			if p != nil {
-				t.Fatalf("the broken input was accepted: %s", c.name)
+			// A problem of the tree itself, not of one plan, has no env.
+			problems := tr.Broken()
+			if c.env != "" {
+				var p *schema.Plan
+				if p, problems = tr.Resolve(c.env, c.entrant, ""); p != nil {
+					t.Fatalf("the broken input was accepted: %s", c.name)
+				}
 			}
 			posFile, posText := c.file, c.line
 			if c.lineInFile != "" {

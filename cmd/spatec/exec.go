@@ -176,6 +176,9 @@ func execPlans(f execFlags, args []string) ([]*schema.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkNames(t, f.env, args); err != nil {
+		return nil, err
+	}
 	plans, problems := resolveAll(t, parseSelections(t, f.env, args))
 	if len(problems) > 0 {
 		msgs := make([]string, len(problems))
@@ -291,6 +294,9 @@ func cmdCeiling(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	t, err := loadTree(f.tree)
 	if err != nil {
+		return err
+	}
+	if err := checkNames(t, f.env, nil); err != nil {
 		return err
 	}
 	// Any entrant's plan carries the environment; the ceiling pass runs

@@ -340,3 +340,28 @@ func TestReviewedPlanRuns(t *testing.T) {
 	}
 	assertNothingLeft(t)
 }
+
+// TestMisspeltNamesAreUsageErrors: a name the tree does not have is a
+// usage error (exit 2) naming the candidates, closest first, before
+// anything is resolved or started; REFUSED is kept for the contract and
+// the host.
+func TestMisspeltNamesAreUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan", "--env", "bench96c"}, `no environment "bench96c"; the tree has: bench-96c, `},
+		{[]string{"plan", "--env", "nope", "-o", "json"}, `no environment "nope"; the tree has: `},
+		{[]string{"exec", "--env", "local", "referenc"}, `no entrant "referenc"; the tree has: reference, `},
+		{[]string{"exec", "--env", "local", "reference:nosuch"}, `entrant reference has no variant "nosuch"; it has: default, small-batch`},
+		{[]string{"exec", "--env", "nope", "reference"}, `no environment "nope"`},
+		{[]string{"exec", "--env", "bench-96c", "reference"}, "entrant reference does not run in bench-96c; it supports: local, local-containers"},
+		{[]string{"ceiling", "--measure", "--env", "nope"}, `no environment "nope"`},
+		{[]string{"pin", "--env", "nope"}, `no environment "nope"`},
+	} {
+		code, out, errOut := cli(t, tc.args...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "REFUSED") {
+			t.Errorf("spatec %s: exit %d, stdout %q, stderr %q; want exit %d saying %q", strings.Join(tc.args, " "), code, out, errOut, exitUsage, tc.want)
+		}
+	}
+}

@@ -48,6 +48,9 @@ func cmdPin(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if err := checkNames(t, *env, nil); err != nil {
+		return err
+	}
 	plans, problems := resolveAll(t, parseSelections(t, *env, nil))
 	if len(problems) > 0 {
 		return refuse("%s does not resolve; run `spatec vet`: %v", *env, problems[0])

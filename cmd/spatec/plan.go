@@ -115,6 +115,9 @@ func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := checkNames(t, *env, args); err != nil {
+		return err
+	}
 	plans, problems := resolveAll(t, parseSelections(t, *env, args))
 	for _, p := range problems {
 		fmt.Fprintln(stderr, p)
