@@ -16,6 +16,7 @@ type mustFail struct {
 	file          string // the file edited
 	old, new      string // the edit; new must be unique in the result
 	env, entrant  string // env "": a problem of the tree, not of one plan
+	variant       string // "" is the entrant's default
 	rule          string
 	message       string // a substring of the problem's message
 	line          string // text on the line the problem must point at ("" = the line of new)
@@ -43,7 +44,7 @@ var mustFails = []mustFail{
 	{name: "C1 no cores left", file: benchFile,
 		old: "cores:  96", new: "cores:  30",
 		env: "bench-96c", entrant: "vector", rule: "C1",
-		message: "bench-96c: 30 host cores − 35 for infrastructure and the reserve leave -5 for the envelope",
+		message: "bench-96c: 30 host cores − 35 for infrastructure − 0 reserved leave -5 for the envelope",
 		line:    "envelope: memory: 96 * GiB"},
 	// C2: a control plane needs its deviation.
 	{name: "C2 control plane without deviation", file: flinkFile,
@@ -76,8 +77,18 @@ var mustFails = []mustFail{
 	{name: "C4 host budget overflow", file: flinkFile,
 		old: `supports: ["bench-96c"]`, new: `supports: ["bench-96c", "retired-32c"]`,
 		env: "retired-32c", entrant: "flink", rule: "C4",
-		message:    "flink on retired-32c: infra 19 + envelope 6 + control plane 1 + reserve 7 = 33 exceeds the host's 32 (cpus)",
-		lineInFile: retFile, line: "host: {"},
+		message: "flink on retired-32c: infra 19 + envelope 6 + control plane 1 + reserve 7 = 33 exceeds the host's 32 (cpus)",
+		// What the entrant adds on top tipped it over.
+		line: "cpus:    1"},
+	{name: "C4 memory in GiB", file: flinkFile,
+		old: "memory:  2 * GiB", new: "memory:  200 * GiB",
+		env: "bench-96c", entrant: "flink", rule: "C4",
+		message: "flink on bench-96c: infra 40 GiB + envelope 96 GiB + control plane 200 GiB + reserve 0 GiB = 336 GiB exceeds the host's 192 GiB (memory)"},
+	{name: "C1 with a reserve", file: retFile,
+		old: "cores:  32", new: "cores:  24",
+		env: "retired-32c", entrant: "vector", rule: "C1",
+		message: "retired-32c: 24 host cores − 19 for infrastructure − 7 reserved leave -2 for the envelope",
+		line:    "envelope: memory: 24 * GiB"},
 	// C5: swap equals memory, arm and infra.
 	{name: "C5 arm swap", file: flinkFile,
 		old: "memory:  2 * GiB", new: "memory:  2 * GiB, memorySwap: 4 * GiB",
@@ -116,6 +127,15 @@ var mustFails = []mustFail{
 		old: "value:       env.partitions", new: "value:       8",
 		env: "bench-96c", entrant: "vector", rule: "C10",
 		message: "vector: parallelism knob sources is 8; bench-96c has 32 partitions"},
+	{name: "C10 variant sets the parallelism", file: vectorFile,
+		old: "batch_max_events: 26_214", new: "batch_max_events: 26_214\n\t\t\t\tsources:          8",
+		env: "bench-96c", entrant: "vector", variant: "small-batch", rule: "C10",
+		message: "vector: variant small-batch sets parallelism knob sources to 8; bench-96c has 32 partitions and parallelism must equal them; remove sources from the variant",
+		line:    "sources:          8"},
+	{name: "C15 rounding hint stays positive", file: benchFile,
+		old: "cpus:   3\n", new: "cpus:   0.004\n",
+		env: "bench-96c", entrant: "vector", rule: "C15",
+		message: "bench-96c: broker has cpus 0.004; CPUs take at most two decimal places (0.01 CPU is the quota grain); write 0.01"},
 	// C11: infrastructure declared with caps and images.
 	{name: "C11 container without image", file: benchFile,
 		old: `image: ref: "clickhouse/clickhouse-server:24.8"
@@ -205,7 +225,7 @@ func TestMustFail(t *testing.T) {
 			problems := tr.Broken()
 			if c.env != "" {
 				var p *schema.Plan
-				if p, problems = tr.Resolve(c.env, c.entrant, ""); p != nil {
+				if p, problems = tr.Resolve(c.env, c.entrant, c.variant); p != nil {
 					t.Fatalf("the broken input was accepted: %s", c.name)
 				}
 			}

@@ -169,6 +169,7 @@ type Knob struct {
 	Type        string `json:"type"`
 	Value       any    `json:"value"`
 	Parallelism bool   `json:"parallelism"`
+	SetBy       any    `json:"setBy,omitempty"`
 	Doc         string `json:"doc"`
 }
 
