@@ -52,6 +52,10 @@ var mustFails = []mustFail{
 		env: "bench-96c", entrant: "flink", rule: "C2",
 		message: "flink: control-plane container jm (1 CPUs) is allocated on top of the envelope, which must be disclosed",
 		line:    `role:    "control-plane"`},
+	{name: "C2 control plane larger than the environment allows", file: flinkFile,
+		old: "cpus:    1\n", new: "cpus:    28\n",
+		env: "bench-96c", entrant: "flink", rule: "C2",
+		message: "flink: control-plane container jm has 28 CPUs on top of the envelope; bench-96c allows a control plane at most 1 (env.controlPlane.cpus)"},
 	// C3: roles, exactly one data plane, sized to the envelope.
 	{name: "C3 misspelt role", file: flinkFile,
 		old: `role:    "control-plane"`, new: `role:    "control_plane"`,

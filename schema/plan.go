@@ -32,18 +32,20 @@ type Plan struct {
 
 // Environment is a resolved #Environment.
 type Environment struct {
-	Name        string            `json:"name"`
-	Class       string            `json:"class"`
-	Description string            `json:"description"`
-	Host        Host              `json:"host"`
-	Partitions  int               `json:"partitions"`
-	Reserve     Resources         `json:"reserve"`
-	Infra       Infra             `json:"infra"`
-	Envelope    Resources         `json:"envelope"`
-	Network     string            `json:"network"`
-	Endpoints   Endpoints         `json:"endpoints"`
-	Workload    Workload          `json:"workload"`
-	Pins        map[string]string `json:"pins,omitempty"`
+	Name        string    `json:"name"`
+	Class       string    `json:"class"`
+	Description string    `json:"description"`
+	Host        Host      `json:"host"`
+	Partitions  int       `json:"partitions"`
+	Reserve     Resources `json:"reserve"`
+	// ControlPlane is the largest control-plane container allowed (C2).
+	ControlPlane Resources         `json:"controlPlane"`
+	Infra        Infra             `json:"infra"`
+	Envelope     Resources         `json:"envelope"`
+	Network      string            `json:"network"`
+	Endpoints    Endpoints         `json:"endpoints"`
+	Workload     Workload          `json:"workload"`
+	Pins         map[string]string `json:"pins,omitempty"`
 }
 
 // Host is what the bench host has.
