@@ -15,6 +15,7 @@ type mustFail struct {
 	name          string
 	file          string // the file edited
 	old, new      string // the edit; new must be unique in the result
+	old2, new2    string // a second edit of the same file, when one is not enough
 	env, entrant  string // env "": a problem of the tree, not of one plan
 	variant       string // "" is the entrant's default
 	rule          string
@@ -93,6 +94,25 @@ var mustFails = []mustFail{
 		env: "retired-32c", entrant: "vector", rule: "C1",
 		message: "retired-32c: 24 host cores − 19 for infrastructure − 7 reserved leave -2 for the envelope",
 		line:    "envelope: memory: 24 * GiB"},
+	// cpusets parse, lie within the host, hold the container's CPUs, and
+	// do not overlap.
+	{name: "C15 cpuset that does not parse", file: benchFile,
+		old: "nofile:   262144", new: "nofile:   262144\n\t\t\tcpuset: \"0-3x\"",
+		env: "bench-96c", entrant: "vector", rule: "C15",
+		message: `bench-96c's clickhouse has cpuset "0-3x", which is not a CPU list`, line: `cpuset: "0-3x"`},
+	{name: "C4 cpuset beyond the host", file: vectorFile,
+		old: `image:  "timberio/vector:0.57.0-debian"`, new: `image:  "timberio/vector:0.57.0-debian"` + "\n\t\tcpuset: \"90-121\"",
+		env: "bench-96c", entrant: "vector", rule: "C4",
+		message: "container vector has cpuset 90-121, but bench-96c has CPUs 0-95", line: `cpuset: "90-121"`},
+	{name: "C3 cpuset narrower than the data plane", file: vectorFile,
+		old: `image:  "timberio/vector:0.57.0-debian"`, new: `image:  "timberio/vector:0.57.0-debian"` + "\n\t\tcpuset: \"0-3\"",
+		env: "bench-96c", entrant: "vector", rule: "C3",
+		message: "container vector has 32 CPUs but its cpuset 0-3 holds 4, so it could use at most 4", line: `cpuset: "0-3"`},
+	{name: "C4 cpusets that overlap", file: flinkFile,
+		old: `args: ["jobmanager"]`, new: `args: ["jobmanager"]` + "\n\t\t\tcpuset: \"30-31\"",
+		old2: `args: ["taskmanager"]`, new2: `args: ["taskmanager"]` + "\n\t\t\tcpuset: \"0-31\"",
+		env: "bench-96c", entrant: "flink", rule: "C4",
+		message: "container jm (cpuset 30-31) and container tm (cpuset 0-31) share CPUs 30,31; cpusets of one plan do not overlap", line: `cpuset: "0-31"`},
 	// C5: swap equals memory, arm and infra.
 	{name: "C5 arm swap", file: flinkFile,
 		old: "memory:  2 * GiB", new: "memory:  2 * GiB, memorySwap: 4 * GiB",
@@ -222,6 +242,9 @@ func TestMustFail(t *testing.T) {
 				t.Fatalf("fixture: %q occurs %d times in %s", c.old, strings.Count(orig, c.old), c.file)
 			}
 			edited := strings.Replace(orig, c.old, c.new, 1)
+			if c.old2 != "" {
+				edited = strings.Replace(edited, c.old2, c.new2, 1)
+			}
 			fsys[c.file] = &fstest.MapFile{Data: []byte(edited)}
 
 			tr := loadTree(t, fsys)
