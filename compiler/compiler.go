@@ -120,6 +120,7 @@ func Load(opts Options) (*Tree, error) {
 		t.buildApart(src, schemaInst, sound)
 	}
 	t.broken = append(t.broken, t.unknownSupports()...)
+	t.broken = append(t.broken, src.matrixProblems(sound)...)
 	return t, nil
 }
 

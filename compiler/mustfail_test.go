@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -336,4 +337,31 @@ func joinProblems(ps []Problem) string {
 		b.WriteString("  " + p.String() + "\n")
 	}
 	return b.String()
+}
+
+// TestMatrixListsEveryPackage: an entrant added without a line in
+// matrix.cue would be checked by spatec vet and not by `cue vet -c .`;
+// spatec vet says so, and what to add.
+func TestMatrixListsEveryPackage(t *testing.T) {
+	fsys := realTree(t)
+	matrix, err := os.ReadFile("../matrix.cue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys["matrix.cue"] = &fstest.MapFile{Data: matrix}
+	if ps := loadTree(t, fsys).Broken(); len(ps) != 0 {
+		t.Fatalf("the committed tree: %s", joinProblems(ps))
+	}
+	ref := string(fsys[referenceFile].Data)
+	ref = strings.Replace(ref, "package reference", "package another", 1)
+	ref = strings.Replace(ref, `name:        "reference"`, `name:        "another"`, 1)
+	fsys["entrants/another/another.cue"] = &fstest.MapFile{Data: []byte(ref)}
+	want := `matrix.cue:1: matrix: matrix.cue does not import entrants/another, so ` + "`cue vet -c .`" +
+		` checks none of its plans; add "spatec.dev/spatec/entrants/another" to its imports and its entrant to _entrants`
+	for _, p := range loadTree(t, fsys).Broken() {
+		if p.String() == want {
+			return
+		}
+	}
+	t.Fatalf("no problem %q; got:\n%s", want, joinProblems(loadTree(t, fsys).Broken()))
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -197,4 +198,45 @@ func (s *source) parseDir(dir string) (files []*ast.File, name string, errs erro
 		errs = errors.Append(errs, errors.Newf(token.NoPos, "%s%s holds no .cue file", s.display, dir))
 	}
 	return files, name, errs
+}
+
+// matrixFile is where `cue vet -c .` finds every plan of the tree.
+const matrixFile = "matrix.cue"
+
+// matrixProblems reports every environment or entrant package of dirs that
+// matrix.cue does not import: the official cue tool would not check it.
+// A tree without matrix.cue (one embedded elsewhere) has nothing to check.
+func (s *source) matrixProblems(dirs []string) []Problem {
+	b, err := fs.ReadFile(s.fsys, matrixFile)
+	if err != nil {
+		return nil
+	}
+	f, err := parser.ParseFile(s.display+matrixFile, b, parser.ImportsOnly)
+	if err != nil {
+		return []Problem{{Pos: s.display + matrixFile + ":1", Rule: "matrix", Message: fmt.Sprintf("matrix.cue does not parse: %v", err)}}
+	}
+	imported := map[string]bool{}
+	for spec := range f.ImportSpecs() {
+		if path, err := strconv.Unquote(spec.Path.Value); err == nil {
+			imported[ast.ParseImportPath(path).Unqualified().String()] = true
+		}
+	}
+	var out []Problem
+	for _, dir := range dirs {
+		p := s.pkgs[dir]
+		if p == nil || imported[s.module+"/"+dir] {
+			continue
+		}
+		field := "_envs"
+		if fieldOf(dir) == "entrant" {
+			field = "_entrants"
+		}
+		out = append(out, Problem{
+			Pos:  s.display + matrixFile + ":1",
+			Rule: "matrix",
+			Message: fmt.Sprintf("matrix.cue does not import %s, so `cue vet -c .` checks none of its plans; add %q to its imports and its %s to %s",
+				dir, s.importPath(dir, p.name), fieldOf(dir), field),
+		})
+	}
+	return out
 }
