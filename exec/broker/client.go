@@ -255,12 +255,20 @@ func (c *Client) ResetGroups(ctx context.Context, topic string, waiting func(gro
 // waitEmpty waits until none of groups has a member.
 func (c *Client) waitEmpty(ctx context.Context, groups []string, waiting func(group string, members int)) error {
 	told := map[string]bool{}
+	busy, members := "", 0 // as last seen
+	stillBusy := func() error {
+		return fmt.Errorf("consumer group %s still has %d members, consumers that did not leave it; the broker drops them once their session times out: %w",
+			busy, members, context.Cause(ctx))
+	}
 	for {
 		described, err := c.adm.DescribeGroups(ctx, groups...)
-		if err != nil {
+		switch {
+		case err != nil && ctx.Err() != nil && busy != "":
+			return stillBusy() // the wait ended while asking again
+		case err != nil:
 			return fmt.Errorf("describing consumer groups %v: %w", groups, err)
 		}
-		busy, members := "", 0
+		busy, members = "", 0
 		for _, g := range groups {
 			if n := len(described[g].Members); n > 0 {
 				busy, members = g, n
@@ -276,8 +284,7 @@ func (c *Client) waitEmpty(ctx context.Context, groups []string, waiting func(gr
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("consumer group %s still has %d members, consumers that did not leave it; the broker drops them once their session times out: %w",
-				busy, members, context.Cause(ctx))
+			return stillBusy()
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
