@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -176,114 +174,6 @@ func (s *Session) prepare(ctx context.Context, bare bool, plans []*schema.Plan) 
 	return nil
 }
 
-// up starts the broker and ClickHouse as the environment declares them.
-func (s *Session) up(ctx context.Context) error {
-	r := s.runner
-	if s.env.Network == "bridge" {
-		s.network = "spatec-" + s.id[len(s.id)-12:]
-		if _, err := r.Engine.CreateNetwork(ctx, s.network, s.labels(LabelRun, s.id)); err != nil {
-			return err
-		}
-	}
-	for _, svc := range []struct {
-		key string
-		svc schema.Service
-	}{{"broker", s.env.Infra.Broker}, {"clickhouse", s.env.Infra.ClickHouse}} {
-		switch svc.svc.Run {
-		case "container":
-			if err := s.startInfra(ctx, svc.key, svc.svc); err != nil {
-				return err
-			}
-		case "embedded":
-			if svc.key != "broker" {
-				return fmt.Errorf("%s cannot run embedded; only the broker can", svc.key)
-			}
-			port, err := portOf(svc.svc.HostAddr)
-			if err != nil {
-				return err
-			}
-			if s.embedded, err = broker.StartEmbedded(ctx, s.env.Partitions, broker.WithPorts(port)); err != nil {
-				return err
-			}
-			s.hostAddrs[svc.key] = svc.svc.HostAddr
-		case "external":
-			s.hostAddrs[svc.key] = svc.svc.HostAddr
-		}
-		r.Progress.Add(1)
-	}
-	var err error
-	if s.broker, err = broker.NewClient([]string{s.hostAddrs["broker"]}); err != nil {
-		return fmt.Errorf("connecting to the broker at %s: %w", s.hostAddrs["broker"], err)
-	}
-	if err := s.ready(ctx, "broker", s.broker.Ping); err != nil {
-		return err
-	}
-	wl := s.env.Workload
-	return s.ready(ctx, "clickhouse", func(ctx context.Context) error {
-		ch := s.env.Infra.ClickHouse
-		s.store, err = chstore.Open(ctx, s.hostAddrs["clickhouse"], wl.Database, ch.User, ch.Password)
-		return err
-	})
-}
-
-// defaultInfraTimeout is how long a service started in a container has to
-// answer: Redpanda and ClickHouse take seconds after their process starts.
-const defaultInfraTimeout = 2 * time.Minute
-
-// ready calls probe until the service answers. A service spatec started in
-// a container is given the runner's InfraTimeout, and one that exits
-// meanwhile is reported with its log; an embedded or external service must
-// answer at once.
-func (s *Session) ready(ctx context.Context, key string, probe func(context.Context) error) error {
-	r := s.runner
-	timeout := r.InfraTimeout
-	if timeout <= 0 {
-		timeout = defaultInfraTimeout
-	}
-	deadline := time.Now().Add(timeout)
-	for tries := 0; ; tries++ {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := probe(pctx)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		c := s.infraOf(key)
-		if c != nil && tries == 0 {
-			r.Progress.Printf("waiting up to %s for the %s (container %s) to answer at %s", timeout, key, c.name, s.hostAddrs[key])
-		}
-		switch {
-		case ctx.Err() != nil:
-			return fmt.Errorf("waiting for the %s at %s: %w", key, s.hostAddrs[key], context.Cause(ctx))
-		case c == nil:
-			return err
-		case time.Now().After(deadline):
-			return fmt.Errorf("the %s (container %s) did not answer at %s within %s: %w; its log and `docker logs %s` say why",
-				key, c.name, s.hostAddrs[key], timeout, err, c.name)
-		}
-		if info, ierr := r.Engine.Inspect(ctx, c.id); ierr == nil && !info.Running {
-			logs, _ := r.Engine.Logs(ctx, c.id, 20)
-			return &Failure{fmt.Sprintf("the %s container %s exited with code %d before it answered at %s; its log ends:\n%s",
-				key, c.name, info.ExitCode, s.hostAddrs[key], logs)}
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
-}
-
-// infraOf is the container a service runs in, or nil when spatec did not
-// start it in one.
-func (s *Session) infraOf(key string) *infraContainer {
-	for i := range s.infra {
-		if s.infra[i].service == key {
-			return &s.infra[i]
-		}
-	}
-	return nil
-}
-
 // validate runs the system's own checks of a plan's configuration (the
 // entrant's validate list), each in its container's image with the
 // container's files and environment and no network, and refuses the plan
@@ -317,108 +207,6 @@ func (s *Session) validate(ctx context.Context, p *schema.Plan) error {
 				p.Entrant.Name, strings.Join(v.Command, " "), code, strings.Join(lines[max(0, len(lines)-20):], "\n  "))
 		}
 	}
-	return nil
-}
-
-// startInfra starts one infrastructure container under its caps and
-// verifies them: C6 applies to the infrastructure too.
-func (s *Session) startInfra(ctx context.Context, key string, svc schema.Service) error {
-	r := s.runner
-	img, err := s.ensureImage(ctx, svc.Image.Ref, svc.Image.Digest, svc.Build)
-	if err != nil {
-		return err
-	}
-	var version string
-	if v := svc.Version; v != nil {
-		if version, err = s.readVersion(ctx, svc.Name, img.ref, s.id, v.Command, v.Match); err != nil {
-			return err
-		}
-	}
-	spec := engine.ContainerSpec{
-		Name:       svc.Name,
-		Image:      img.ref,
-		Args:       svc.Args,
-		Env:        svc.Environment,
-		Files:      svc.Files,
-		NoFile:     svc.NoFile,
-		Labels:     s.labels(LabelRun, s.id, LabelRole, "infra/"+key),
-		NanoCPUs:   schema.NanoCPUs(svc.CPUs),
-		CpusetCpus: svc.Cpuset,
-		Memory:     svc.Memory,
-		MemorySwap: svc.MemorySwap,
-		NetworkMode: func() string {
-			if s.network != "" {
-				return s.network
-			}
-			return "host"
-		}(),
-	}
-	if s.network != "" {
-		spec.Publish = svc.Publish
-	}
-	created, err := r.Engine.Create(ctx, spec)
-	if err != nil {
-		var missing *engine.ImageMissingError
-		if errors.As(err, &missing) {
-			return refusef("%s: %v", s.env.Name, err)
-		}
-		return err
-	}
-	if err := r.Engine.Start(ctx, created.ID); err != nil {
-		return fmt.Errorf("starting %s: %w", svc.Name, err)
-	}
-	raw, group, err := s.verify(ctx, svc.Name, created, cgroup.Caps{
-		NanoCPUs: spec.NanoCPUs, CpusetCpus: spec.CpusetCpus, Memory: spec.Memory, MemorySwap: spec.MemorySwap,
-	})
-	if err != nil {
-		return err
-	}
-	s.infraCgroups[svc.Name] = raw
-	s.infra = append(s.infra, infraContainer{service: key, name: svc.Name, id: created.ID, image: img, group: group, version: version})
-	go s.watchInfra(key+" container "+svc.Name, created.ID)
-	return s.reach(ctx, key, svc, created.ID)
-}
-
-// watchInfra reports an infrastructure container that stops while the
-// session is open: every run on it from then on measures nothing.
-func (s *Session) watchInfra(name, id string) {
-	e := s.runner.Engine
-	code, err := e.Wait(s.watching, id)
-	if err != nil || s.watching.Err() != nil {
-		return
-	}
-	lctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	logs, _ := e.Logs(lctx, id, 20)
-	select {
-	case s.infraExits <- exitEvent{name: name, code: code, logs: logs}:
-	default:
-	}
-}
-
-// reach settles the address spatec uses for a service in a container: the
-// declared hostAddr, or else the container's own address on the run's
-// network, at the port of the address the arms use. The host routes to the
-// networks the run created, so no published port (and no port proxy, which
-// would set a ceiling of its own) stands between spatec and the service.
-func (s *Session) reach(ctx context.Context, key string, svc schema.Service, id string) error {
-	if svc.HostAddr != "" {
-		s.hostAddrs[key] = svc.HostAddr
-		return nil
-	}
-	port, err := portOf(svc.Addr)
-	if err != nil {
-		return fmt.Errorf("%s: %w", svc.Name, err)
-	}
-	c, err := s.runner.Engine.Inspect(ctx, id)
-	if err != nil {
-		return err
-	}
-	ip := c.Addresses[s.network]
-	if s.network == "" || ip == "" {
-		return fmt.Errorf("%s declares no hostAddr and has no address on the run's network (network %q, addresses %v); declare hostAddr or run the environment on a bridge network", svc.Name, s.network, c.Addresses)
-	}
-	s.hostAddrs[key] = net.JoinHostPort(ip, strconv.Itoa(port))
 	return nil
 }
 
@@ -575,40 +363,6 @@ func (s *Session) prepareTable(ctx context.Context, plan *schema.Plan) (*chstore
 	return s.store, nil
 }
 
-// watchBroker asks the broker for its metadata once a second until ctx
-// ends, each time with a deadline, and ends the drain through stop when it
-// has answered nothing for the stall limit: a frozen broker starves every
-// arm, and the window would measure the freeze.
-func (s *Session) watchBroker(ctx context.Context, stall time.Duration, stop context.CancelCauseFunc) {
-	if stall <= 0 {
-		return
-	}
-	deadline := min(max(stall/3, time.Second), 5*time.Second)
-	answered := time.Now()
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		pctx, cancel := context.WithTimeout(ctx, deadline)
-		err := s.broker.Ping(pctx)
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err == nil:
-			answered = time.Now()
-		case time.Since(answered) > stall:
-			stop(&Failure{fmt.Sprintf("the drain stalled: the broker at %s answered nothing for %v (stall limit %v; each request may take %v): %v",
-				s.hostAddrs["broker"], time.Since(answered).Round(100*time.Millisecond), stall, deadline, err)})
-			return
-		}
-	}
-}
-
 // own takes the host lock, when the runner asks for one, and removes what
 // runs whose process is gone left behind: from here on, nothing else
 // measures on this host.
@@ -676,11 +430,3 @@ func (s *Session) Close() {
 
 // Host returns the engine's host facts.
 func (s *Session) Host() engine.HostInfo { return s.host }
-
-func portOf(addr string) (int, error) {
-	_, p, err := net.SplitHostPort(addr)
-	if err != nil {
-		return 0, fmt.Errorf("address %q: %w", addr, err)
-	}
-	return strconv.Atoi(p)
-}
