@@ -3,7 +3,6 @@ package exec
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
@@ -66,12 +65,7 @@ func TestMissingImagesArePulledByTheirPin(t *testing.T) {
 	e := newEngine(t)
 	ctx := context.Background()
 	reg := testregistry.Start(t)
-	bin, err := os.ReadFile(burntest.Binary(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tag := reg.Host + "/spatec/burn:1.0"
-	digest := reg.Push(t, "spatec/burn", "1.0", map[string][]byte{"/burn": bin}, []string{"/burn"})
+	tag, digest := burntest.Publish(t, reg)
 	t.Cleanup(func() { _ = e.RemoveImage(context.Background(), reg.Host+"/spatec/burn@"+digest) })
 
 	env := holdEnv()
@@ -83,7 +77,7 @@ func TestMissingImagesArePulledByTheirPin(t *testing.T) {
 
 	off := newRunner(t, e, nil)
 	off.NoPull = true
-	_, err = off.Open(ctx, env, true, plan)
+	_, err := off.Open(ctx, env, true, plan)
 	if err == nil || !strings.Contains(err.Error(), "images:\n  "+plan.Entrant.Name+": container burn: image "+reg.Host+"/spatec/burn@"+digest+" is not on this engine, and pulling is off") {
 		t.Fatalf("opening with pulling off: %v; want the missing image named", err)
 	}

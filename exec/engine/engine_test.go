@@ -562,12 +562,7 @@ func TestPullByDigestFromARegistry(t *testing.T) {
 	e := newEngine(t)
 	ctx := context.Background()
 	reg := testregistry.Start(t)
-	bin, err := os.ReadFile(burntest.Binary(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pushed := reg.Push(t, "spatec/burn", "1.0", map[string][]byte{"/burn": bin}, []string{"/burn"})
-	tag := reg.Host + "/spatec/burn:1.0"
+	tag, pushed := burntest.Publish(t, reg)
 	got, err := e.RegistryDigest(ctx, tag)
 	if err != nil || got != pushed {
 		t.Fatalf("RegistryDigest(%s) = %s, %v; want %s", tag, got, err, pushed)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/internal/testregistry"
 )
 
 const (
@@ -104,4 +105,17 @@ func goBuild(ctx context.Context, out string) error {
 		return fmt.Errorf("building %s with CGO_ENABLED=0: %w\n%s", pkg, err, msg)
 	}
 	return nil
+}
+
+// Publish pushes the burn program, built for this test, to reg as the image
+// spatec/burn:1.0, and returns the tag's full reference and the manifest
+// digest the registry reports for it.
+func Publish(t testing.TB, reg *testregistry.Registry) (tag, digest string) {
+	t.Helper()
+	bin, err := os.ReadFile(Binary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest = reg.Push(t, "spatec/burn", "1.0", map[string][]byte{Entrypoint: bin}, []string{Entrypoint})
+	return reg.Host + "/spatec/burn:1.0", digest
 }
