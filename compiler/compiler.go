@@ -45,6 +45,10 @@ type Tree struct {
 	// broken lists the problems of packages that did not build; they
 	// belong to no single plan.
 	broken []Problem
+	// envProblems holds, by environment, what is wrong with the
+	// environment on its own. Its plans report these and nothing else:
+	// a missing block would otherwise echo through every entrant.
+	envProblems map[string][]Problem
 }
 
 // unit is one built environment or entrant package.
@@ -121,7 +125,25 @@ func Load(opts Options) (*Tree, error) {
 	}
 	t.broken = append(t.broken, t.unknownSupports()...)
 	t.broken = append(t.broken, src.matrixProblems(sound)...)
+	t.checkEnvironments()
 	return t, nil
+}
+
+// checkEnvironments validates each environment on its own, so that its
+// problems are reported once, at its own file, rather than as their
+// consequences in every plan of it.
+func (t *Tree) checkEnvironments() {
+	t.envProblems = map[string][]Problem{}
+	for _, name := range t.Environments() {
+		v := t.envs[name].value
+		err := v.Validate(cue.Concrete(true))
+		if err == nil {
+			continue
+		}
+		ps := dedupe(fromError(err, "C15", name, envLocator(v)))
+		t.envProblems[name] = ps
+		t.broken = append(t.broken, ps...)
+	}
 }
 
 // unknownSupports reports every name in an entrant's supports that is not

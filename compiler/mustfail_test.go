@@ -52,44 +52,44 @@ var mustFails = []mustFail{
 	{name: "C2 control plane without deviation", file: flinkFile,
 		old: `affects: ["envelope"]`, new: `affects: ["latency"]`,
 		env: "bench-96c", entrant: "flink", rule: "C2",
-		message: "flink: control-plane container jm (1 CPUs) is allocated on top of the envelope, which must be disclosed",
+		message: "flink:default on bench-96c: control-plane container jm (1 CPUs) is allocated on top of the envelope, which must be disclosed",
 		line:    `role:    "control-plane"`},
 	{name: "C2 control plane larger than the environment allows", file: flinkFile,
 		old: "cpus:    1\n", new: "cpus:    28\n",
 		env: "bench-96c", entrant: "flink", rule: "C2",
-		message: "flink: control-plane container jm has 28 CPUs on top of the envelope; bench-96c allows a control plane at most 1 (env.controlPlane.cpus)"},
+		message: "flink:default on bench-96c: control-plane container jm has 28 CPUs on top of the envelope; bench-96c allows a control plane at most 1 (env.controlPlane.cpus)"},
 	// C3: roles, exactly one data plane, sized to the envelope.
 	{name: "C3 misspelt role", file: flinkFile,
 		old: `role:    "control-plane"`, new: `role:    "control_plane"`,
 		env: "bench-96c", entrant: "flink", rule: "C3",
-		message: `flink: container jm has role "control_plane"; the only roles are "data-plane" and "control-plane"`},
+		message: `flink:default on bench-96c: container jm has role "control_plane"; the only roles are "data-plane" and "control-plane"`},
 	{name: "C3 missing data plane", file: vectorFile,
 		old: `role:   "data-plane"`, new: `role:   "control-plane"`,
 		env: "bench-96c", entrant: "vector", rule: "C3",
-		message: "vector: needs exactly one data-plane container, got 0", line: "containers: vector: {"},
+		message: "vector:default on bench-96c: needs exactly one data-plane container, got 0", line: "containers: vector: {"},
 	{name: "C3 second data plane", file: flinkFile,
 		old: `role:    "control-plane"`, new: `role:    "data-plane"`,
 		env: "bench-96c", entrant: "flink", rule: "C3",
-		message: "flink: needs exactly one data-plane container, got 2 (jm, tm)", line: "containers: {"},
+		message: "flink:default on bench-96c: needs exactly one data-plane container, got 2 (jm, tm)", line: "containers: {"},
 	{name: "C3 data plane is not the envelope (cpus)", file: flinkFile,
 		old: "cpus:    env.envelope.cpus", new: "cpus:    30",
 		env: "bench-96c", entrant: "flink", rule: "C3",
-		message: "flink: data-plane container tm has 30 CPUs; the envelope of bench-96c is 32"},
+		message: "flink:default on bench-96c: data-plane container tm has 30 CPUs; the envelope of bench-96c is 32"},
 	{name: "C3 data plane is not the envelope (memory)", file: flinkFile,
 		old: "memory:  env.envelope.memory", new: "memory:  64 * GiB",
 		env: "bench-96c", entrant: "flink", rule: "C3",
-		message: "flink: data-plane container tm has 64 GiB of memory; the envelope of bench-96c is 96 GiB"},
+		message: "flink:default on bench-96c: data-plane container tm has 64 GiB of memory; the envelope of bench-96c is 96 GiB"},
 	// C4: the host budget.
 	{name: "C4 host budget overflow", file: flinkFile,
 		old: `supports: ["bench-96c"]`, new: `supports: ["bench-96c", "retired-32c"]`,
 		env: "retired-32c", entrant: "flink", rule: "C4",
-		message: "flink on retired-32c: infra 19 + envelope 6 + control plane 1 + reserve 7 = 33 exceeds the host's 32 (cpus)",
+		message: "flink:default on retired-32c: infra 19 + envelope 6 + control plane 1 + reserve 7 = 33 exceeds the host's 32 (cpus)",
 		// What the entrant adds on top tipped it over.
 		line: "cpus:    1"},
 	{name: "C4 memory in GiB", file: flinkFile,
 		old: "memory:  2 * GiB", new: "memory:  200 * GiB",
 		env: "bench-96c", entrant: "flink", rule: "C4",
-		message: "flink on bench-96c: infra 40 GiB + envelope 96 GiB + control plane 200 GiB + reserve 0 GiB = 336 GiB exceeds the host's 192 GiB (memory)"},
+		message: "flink:default on bench-96c: infra 40 GiB + envelope 96 GiB + control plane 200 GiB + reserve 0 GiB = 336 GiB exceeds the host's 192 GiB (memory)"},
 	{name: "C1 with a reserve", file: retFile,
 		old: "cores:  32", new: "cores:  24",
 		env: "retired-32c", entrant: "vector", rule: "C1",
@@ -118,7 +118,7 @@ var mustFails = []mustFail{
 	{name: "C5 arm swap", file: flinkFile,
 		old: "memory:  2 * GiB", new: "memory:  2 * GiB, memorySwap: 4 * GiB",
 		env: "bench-96c", entrant: "flink", rule: "C5",
-		message: "flink: container jm has memorySwap 4 GiB but memory 2 GiB; swap is disabled"},
+		message: "flink:default on bench-96c: container jm has memorySwap 4 GiB but memory 2 GiB; swap is disabled"},
 	{name: "C5 infra swap", file: benchFile,
 		old: "memory: 32 * GiB", new: "memory: 32 * GiB, memorySwap: 64 * GiB",
 		env: "bench-96c", entrant: "vector", rule: "C5",
@@ -127,35 +127,35 @@ var mustFails = []mustFail{
 	{name: "C9 heap below floor", file: flinkFile,
 		old: "heap:    4 * GiB", new: "heap:    2 * GiB",
 		env: "bench-96c", entrant: "flink", rule: "C9",
-		message: "flink: container tm heap 2 GiB is below the entrant's floor of 4 GiB"},
+		message: "flink:default on bench-96c: container tm heap 2 GiB is below the entrant's floor of 4 GiB"},
 	{name: "C9 heap above ceiling", file: flinkFile,
 		old: "heap:    4 * GiB", new: "heap:    40 * GiB",
 		env: "bench-96c", entrant: "flink", rule: "C9",
-		message: "flink: container tm heap 40 GiB is above the compressed-oops ceiling of 30 GiB"},
+		message: "flink:default on bench-96c: container tm heap 40 GiB is above the compressed-oops ceiling of 30 GiB"},
 	{name: "C9 heap and non-heap exceed the container", file: flinkFile,
 		old: "nonHeap: 512 * MiB", new: "nonHeap: 1536 * MiB",
 		env: "bench-96c", entrant: "flink", rule: "C9",
-		message: "flink: container jm heap 1 GiB + non-heap 1536 MiB = 2560 MiB does not fit its memory of 2 GiB",
+		message: "flink:default on bench-96c: container jm heap 1 GiB + non-heap 1536 MiB = 2560 MiB does not fit its memory of 2 GiB",
 		line:    "heap:    1 * GiB"},
 	{name: "C9 JVM without heap", file: spateFile,
 		old: `role:   "data-plane"`, new: `role:   "data-plane", runtime: "jvm"`,
 		env: "bench-96c", entrant: "spate", rule: "C9",
-		message: "spate: JVM container spate declares no heap"},
+		message: "spate:default on bench-96c: JVM container spate declares no heap"},
 	{name: "C9 hand-written heap option disagrees", file: flinkFile,
 		old: `SPATEC_BATCH:     "\(knobs.sink_batch.value)"`,
 		new: `SPATEC_BATCH:     "\(knobs.sink_batch.value)"` + "\n\t\t\t\tJAVA_TOOL_OPTIONS: \"-XX:+UseG1GC -Xmx2g\"",
 		env: "bench-96c", entrant: "flink", rule: "C9",
-		message: "flink: container tm sets -Xmx2g in its environment JAVA_TOOL_OPTIONS; its declared heap is 4 GiB: remove the option, spatec hands the declared heap over as -Xms4096m -Xmx4096m in JAVA_TOOL_OPTIONS",
+		message: "flink:default on bench-96c: container tm sets -Xmx2g in its environment JAVA_TOOL_OPTIONS; its declared heap is 4 GiB: remove the option, spatec hands the declared heap over as -Xms4096m -Xmx4096m in JAVA_TOOL_OPTIONS",
 		line:    `JAVA_TOOL_OPTIONS: "-XX:+UseG1GC -Xmx2g"`},
 	// C10: parallelism equals partitions.
 	{name: "C10 parallelism below partitions", file: vectorFile,
 		old: "value:       env.partitions", new: "value:       8",
 		env: "bench-96c", entrant: "vector", rule: "C10",
-		message: "vector: parallelism knob sources is 8; bench-96c has 32 partitions"},
+		message: "vector:default on bench-96c: parallelism knob sources is 8; bench-96c has 32 partitions"},
 	{name: "C10 variant sets the parallelism", file: vectorFile,
 		old: "batch_max_events: 26_214", new: "batch_max_events: 26_214\n\t\t\t\tsources:          8",
 		env: "bench-96c", entrant: "vector", variant: "small-batch", rule: "C10",
-		message: "vector: variant small-batch sets parallelism knob sources to 8; bench-96c has 32 partitions and parallelism must equal them; remove sources from the variant",
+		message: "vector:small-batch on bench-96c: variant small-batch sets parallelism knob sources to 8; bench-96c has 32 partitions and parallelism must equal them; remove sources from the variant",
 		line:    "sources:          8"},
 	{name: "C15 rounding hint stays positive", file: benchFile,
 		old: "cpus:   3\n", new: "cpus:   0.004\n",
@@ -188,7 +188,7 @@ var mustFails = []mustFail{
 		old: `build: program: "./cmd/spatec-reference"`,
 		new: `build: {program: "./cmd/spatec-reference", debian: {suite: "bookworm", packages: ["tzdata"], entrypoint: ["/x"]}}`,
 		env: "local", entrant: "reference", rule: "C15",
-		message: "reference: container consumer declares build with 2 ways to make its image; give exactly one: program (a Go program of this module) or debian"},
+		message: "reference:default on local: container consumer declares build with 2 ways to make its image; give exactly one: program (a Go program of this module) or debian"},
 	{name: "C15 service build made no way", file: localContainersFile,
 		old: `build: program: "./cmd/spatec-broker"`, new: `build: {}`,
 		env: "local-containers", entrant: "reference", rule: "C15",
@@ -208,15 +208,15 @@ var mustFails = []mustFail{
 	{name: "C16 version probe names no container", file: vectorFile,
 		old: "pin:       \"0.57.0\"\n\t\tcontainer: \"vector\"", new: "pin:       \"0.57.0\"\n\t\tcontainer: \"vectr\"",
 		env: "bench-96c", entrant: "vector", rule: "C16",
-		message: "vector: version.container names vectr, which is not one of its containers", line: `container: "vectr"`},
+		message: "vector:default on bench-96c: version.container names vectr, which is not one of its containers", line: `container: "vectr"`},
 	{name: "C15 validator in no container", file: vectorFile,
 		old: `validate: [{container: "vector",`, new: `validate: [{container: "vectr",`,
 		env: "bench-96c", entrant: "vector", rule: "C15",
-		message: "vector: validate[0] runs in container vectr, which is not one of its containers", line: `validate: [{container: "vectr",`},
+		message: "vector:default on bench-96c: validate[0] runs in container vectr, which is not one of its containers", line: `validate: [{container: "vectr",`},
 	{name: "C16 version pattern that does not compile", file: vectorFile,
 		old: `match: "^vector ([0-9.]+)"`, new: `match: "^vector ([0-9.]+"`,
 		env: "bench-96c", entrant: "vector", rule: "C16",
-		message: `vector: version.match "^vector ([0-9.]+" is not a regular expression`},
+		message: `vector:default on bench-96c: version.match "^vector ([0-9.]+" is not a regular expression`},
 	{name: "C16 no pinned version", file: vectorFile,
 		old: `pin:       "0.57.0"`, new: `pin:       ""`,
 		env: "bench-96c", entrant: "vector", rule: "C16", message: "invalid value"},
@@ -224,7 +224,7 @@ var mustFails = []mustFail{
 	{name: "variants: two defaults", file: vectorFile,
 		old: `doc: "a tenth of the default batch, to show the batch-size curve"`, new: `doc: "a tenth of the default batch, to show the batch-size curve"` + "\n\t\t\tdefault: true",
 		env: "bench-96c", entrant: "vector", rule: "variants",
-		message: "vector: needs exactly one default variant, got 2", line: "variants: {"},
+		message: "vector:default on bench-96c: needs exactly one default variant, got 2", line: "variants: {"},
 	{name: "knobs: wrong type", file: vectorFile,
 		old: "value: *262_144 | int", new: `value: "lots"`,
 		env: "bench-96c", entrant: "vector", rule: "knobs", message: "conflicting values"},
@@ -266,7 +266,7 @@ func TestMustFail(t *testing.T) {
 			}
 			wantPos := posFile + ":" + fmt.Sprint(lineOf(t, string(fsys[posFile].Data), posText))
 			for _, pr := range problems {
-				if pr.Rule != c.rule || !strings.Contains(pr.Message, c.message) {
+				if pr.Rule != c.rule || !strings.Contains(pr.String(), c.message) {
 					continue
 				}
 				if c.anyPosInFiles && strings.HasPrefix(pr.Pos, posFile+":") || pr.Pos == wantPos {
@@ -364,4 +364,52 @@ func TestMatrixListsEveryPackage(t *testing.T) {
 		}
 	}
 	t.Fatalf("no problem %q; got:\n%s", want, joinProblems(loadTree(t, fsys).Broken()))
+}
+
+// TestEnvironmentProblemReportedOnce deletes an environment's ClickHouse
+// block: the problem is named once, at the environment's own file, and
+// none of its consequences is reported in any entrant or in the schema.
+func TestEnvironmentProblemReportedOnce(t *testing.T) {
+	fsys := realTree(t)
+	src := string(fsys[benchFile].Data)
+	start := strings.Index(src, "\t\tclickhouse: {")
+	end := start + strings.Index(src[start:], "\n\t\t}\n") + len("\n\t\t}\n")
+	if start < 0 || end < start {
+		t.Fatal("fixture: no clickhouse block in " + benchFile)
+	}
+	src = src[:start] + src[end:]
+	fsys[benchFile] = &fstest.MapFile{Data: []byte(src)}
+	tr := loadTree(t, fsys)
+
+	problems := tr.Broken()
+	for _, id := range tr.Plans() {
+		problems = append(problems, tr.Check(id.Env, id.Entrant, id.Variant)...)
+	}
+	problems = Dedupe(problems)
+	want := fmt.Sprintf("%s:%d: C11: bench-96c: env.infra.clickhouse is missing", benchFile, lineOf(t, src, "infra: {"))
+	if len(problems) != 1 || !strings.HasPrefix(problems[0].String(), want) {
+		t.Fatalf("want exactly one problem starting %q; got:\n%s", want, joinProblems(problems))
+	}
+	if _, ps := tr.Resolve("bench-96c", "vector", ""); len(ps) != 1 || ps[0].String() != problems[0].String() {
+		t.Fatalf("a plan of the broken environment must report its problem and nothing else; got:\n%s", joinProblems(ps))
+	}
+}
+
+// TestSameProblemInSeveralPlansOnce: an unknown field in an entrant breaks
+// each of its variants on each of its environments; it is one problem,
+// at its line, naming every plan it breaks.
+func TestSameProblemInSeveralPlansOnce(t *testing.T) {
+	fsys := realTree(t)
+	src := strings.Replace(string(fsys[vectorFile].Data), `role:   "data-plane"`, `role:   "data-plane"`+"\n\t\tthreads: 4", 1)
+	fsys[vectorFile] = &fstest.MapFile{Data: []byte(src)}
+	tr := loadTree(t, fsys)
+	var problems []Problem
+	for _, id := range tr.Plans() {
+		problems = append(problems, tr.Check(id.Env, id.Entrant, id.Variant)...)
+	}
+	problems = Dedupe(problems)
+	want := fmt.Sprintf(`%s:%d: C15: vector (default, small-batch) on bench-96c, retired-32c: unknown field "threads"`, vectorFile, lineOf(t, src, "threads: 4"))
+	if len(problems) != 1 || !strings.HasPrefix(problems[0].String(), want) {
+		t.Fatalf("want one problem starting %q; got:\n%s", want, joinProblems(problems))
+	}
 }

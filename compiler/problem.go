@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -20,13 +21,54 @@ type Problem struct {
 	Rule string
 	// Message says what was found, what is allowed and how to fix it.
 	Message string
+	// Plans are the plans the problem was found in; none for a problem
+	// of a file, an environment or the tree.
+	Plans []PlanID
 }
 
 func (p Problem) String() string {
-	if p.Pos == "" {
-		return p.Rule + ": " + p.Message
+	msg := p.Message
+	if len(p.Plans) > 0 {
+		msg = planLabel(p.Plans) + ": " + msg
 	}
-	return p.Pos + ": " + p.Rule + ": " + p.Message
+	if p.Pos == "" {
+		return p.Rule + ": " + msg
+	}
+	return p.Pos + ": " + p.Rule + ": " + msg
+}
+
+// planLabel names a set of plans briefly: "vector:default on bench-96c",
+// or "vector (default, small-batch) on bench-96c, retired-32c" when a
+// problem is the same in several.
+func planLabel(ids []PlanID) string {
+	type group struct{ entrant, variants string }
+	envsOf := map[group][]string{}
+	var order []group
+	variants := map[[2]string][]string{} // entrant, env → variants
+	for _, id := range ids {
+		k := [2]string{id.Entrant, id.Env}
+		if !slices.Contains(variants[k], id.Variant) {
+			variants[k] = append(variants[k], id.Variant)
+		}
+	}
+	for _, id := range ids {
+		vs := variants[[2]string{id.Entrant, id.Env}]
+		g := group{id.Entrant, id.Entrant + ":" + vs[0]}
+		if len(vs) > 1 {
+			g.variants = id.Entrant + " (" + strings.Join(vs, ", ") + ")"
+		}
+		if _, seen := envsOf[g]; !seen {
+			order = append(order, g)
+		}
+		if !slices.Contains(envsOf[g], id.Env) {
+			envsOf[g] = append(envsOf[g], id.Env)
+		}
+	}
+	parts := make([]string, len(order))
+	for i, g := range order {
+		parts[i] = g.variants + " on " + strings.Join(envsOf[g], ", ")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // posOf returns the "file:line" of the source that gave v its value,
@@ -59,7 +101,11 @@ func posOf(v cue.Value) string {
 
 func isSchema(p token.Pos) bool { return isSchemaFile(p.Filename()) }
 
-func isSchemaFile(f string) bool { return f == "" || strings.Contains(f, "schema/") }
+// isSchemaFile reports whether a file is not the author's: the schema, or
+// the package generated to resolve the plans.
+func isSchemaFile(f string) bool {
+	return f == "" || strings.Contains(f, "schema/") || strings.Contains(f, plansDir+"/")
+}
 
 // fromError turns a CUE error into problems, one per error it holds. The
 // rule is inferred from the field the error is on; fallback is used when
@@ -69,17 +115,15 @@ func isSchemaFile(f string) bool { return f == "" || strings.Contains(f, "schema
 // itself only points into the schema (an error("…") check).
 func fromError(err error, fallback, where string, locate func(field string) string) []Problem {
 	var out []Problem
-	for _, e := range errors.Errors(err) {
+	errs := rootCauses(errors.Errors(err))
+	for _, e := range errs {
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)
 		// cue/build says only "import failed"; its cause says why.
 		if cause := errors.Unwrap(e); format == "import failed" && cause != nil {
 			msg += ": " + cause.Error()
 		}
-		field := strings.TrimPrefix(strings.Join(e.Path(), "."), "#Plan.")
-		if rest, ok := strings.CutPrefix(field, "entrant.env."); ok {
-			field = "env." + rest // the entrant's view of its environment
-		}
+		field := fieldPath(e)
 		p := Problem{Rule: ruleFor(e, fallback), Pos: blame(errors.Positions(e), field)}
 		if (p.Pos == "" || isSchemaFile(p.Pos)) && locate != nil {
 			if pos := locate(field); pos != "" {
@@ -91,7 +135,10 @@ func fromError(err error, fallback, where string, locate func(field string) stri
 			p.Rule, msg = m[1], msg[len(m[0]):]
 			p.Message = msg
 		} else {
-			p.Message = where + ": " + explain(field, msg)
+			p.Message = explain(field, msg)
+			if where != "" {
+				p.Message = where + ": " + p.Message
+			}
 		}
 		out = append(out, p)
 	}
@@ -99,6 +146,47 @@ func fromError(err error, fallback, where string, locate func(field string) stri
 }
 
 var ruleID = regexp.MustCompile(`^(C[0-9]+): `)
+
+// fieldPath is the path of the field an error is on, as a plan names it:
+// "env.infra.clickhouse" whether the error came from a plan, from the
+// entrant's view of its environment, or from the generated package.
+func fieldPath(e errors.Error) string {
+	field := strings.TrimPrefix(strings.Join(e.Path(), "."), "#Plan.")
+	field = generatedIndex.ReplaceAllString(field, "$1")
+	if rest, ok := strings.CutPrefix(field, "entrant.env."); ok {
+		field = "env." + rest // the entrant's view of its environment
+	}
+	return field
+}
+
+var generatedIndex = regexp.MustCompile(`^(env|entrant)\."[0-9]+"`)
+
+// rootCauses drops the errors that only follow from another one: a
+// missing field is reported where it is missing, not again at every field
+// that refers to it ("required field missing: clickhouse") or interpolates
+// it. With no root among them, every error is kept.
+func rootCauses(errs []errors.Error) []errors.Error {
+	missing := map[string]bool{}
+	for _, e := range errs {
+		if format, _ := e.Msg(); strings.Contains(format, "field is required but not present") && len(e.Path()) > 0 {
+			missing[e.Path()[len(e.Path())-1]] = true
+		}
+	}
+	if len(missing) == 0 {
+		return errs
+	}
+	var out []errors.Error
+	for _, e := range errs {
+		format, args := e.Msg()
+		msg := fmt.Sprintf(format, args...)
+		name, isRef := strings.CutPrefix(msg, "required field missing: ")
+		if isRef && missing[name] || msg == "invalid interpolation" {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
 
 // blame picks the position an author should look at: a line of their own
 // file rather than the schema's, in the environment file when the field
@@ -193,7 +281,9 @@ func explain(field, msg string) string {
 		return fmt.Sprintf("%s: %s; the envelope's cpus are derived as min(partitions, host cores − infra cpus − reserve cpus): remove the hand-written value", field, msg)
 	case strings.Contains(msg, "conflicting values") && (strings.HasSuffix(field, ".memory") || strings.HasSuffix(field, ".cpus")):
 		return fmt.Sprintf("%s: %s; memory is integer bytes (write 96 * GiB) and CPUs a decimal with at most two places", field, msg)
-	case strings.Contains(msg, "incomplete value") || strings.Contains(msg, "field is required but not present"):
+	case strings.Contains(msg, "field is required but not present"):
+		return fmt.Sprintf("%s is missing; it is required (the schema's doc comment on it says what it holds): add it", field)
+	case strings.Contains(msg, "incomplete value"):
 		return fmt.Sprintf("%s has no concrete value (%s); give it one", field, msg)
 	}
 	if field == "" {

@@ -23,7 +23,7 @@ func (t *Tree) Resolve(envName, entrantName, variant string) (*schema.Plan, []Pr
 	}
 	plan, err := t.decode(pv, envName, variant)
 	if err != nil {
-		return nil, fromError(err, "", entrantName+" on "+envName, locator(pv))
+		return nil, fromError(err, "", entrantName+":"+variant+" on "+envName, locator(pv))
 	}
 	return plan, nil
 }
@@ -54,6 +54,9 @@ func (t *Tree) resolve(envName, entrantName, variant string) (cue.Value, string,
 		return cue.Value{}, "", []Problem{{Pos: posOf(ent.value.LookupPath(cue.ParsePath("variants"))), Rule: "usage",
 			Message: fmt.Sprintf("entrant %s has no variant %q; it has: %s", entrantName, variant, strings.Join(names, ", "))}}
 	}
+	if ps := t.envProblems[envName]; len(ps) > 0 {
+		return cue.Value{}, variant, ps
+	}
 
 	// The plan was resolved when the tree was built as one package; else
 	// (a tree built apart, a pair the entrant does not list) unify here.
@@ -69,7 +72,7 @@ func (t *Tree) resolve(envName, entrantName, variant string) (cue.Value, string,
 		pv = t.plan.Unify(in)
 	}
 
-	ctxName := entrantName + " on " + envName
+	id := PlanID{Env: envName, Entrant: entrantName, Variant: variant}
 	// The common case first: no contract problem, and every value concrete
 	// and free of errors. Only a plan that fails either way pays for the
 	// full diagnosis below.
@@ -83,13 +86,18 @@ func (t *Tree) resolve(envName, entrantName, variant string) (cue.Value, string,
 	var problems []Problem
 	for _, part := range []string{"env", "entrant", "budget"} {
 		if err := pv.LookupPath(cue.ParsePath(part)).Validate(cue.Concrete(true)); err != nil {
-			problems = append(problems, fromError(err, "", ctxName, locator(pv))...)
+			problems = append(problems, fromError(err, "", "", locator(pv))...)
 		}
 	}
-	problems = append(problems, t.checks(pv, ctxName)...)
+	problems = append(problems, t.checks(pv, id)...)
 	if len(problems) == 0 {
 		// Nothing found, yet it is not valid: report why.
-		problems = fromError(pv.Validate(cue.Concrete(true)), "", ctxName, locator(pv))
+		problems = fromError(pv.Validate(cue.Concrete(true)), "", "", locator(pv))
+	}
+	for i := range problems {
+		if problems[i].Plans == nil && !strings.HasPrefix(problems[i].Message, envName+": ") {
+			problems[i].Plans = []PlanID{id}
+		}
 	}
 	return pv, variant, dedupe(problems)
 }
@@ -115,7 +123,12 @@ func (t *Tree) decode(pv cue.Value, envName, variant string) (*schema.Plan, erro
 // checks collects the problems of every rule in #Plan.checks. A rule whose
 // check cannot evaluate (because of a structural error elsewhere) is skipped
 // here: that error is reported by the structural pass.
-func (t *Tree) checks(pv cue.Value, ctxName string) []Problem {
+//
+// A message of the entrant's ("vector: …", "vector on bench-96c: …") loses
+// that prefix: the problem names its plan instead. A message of the
+// environment's ("bench-96c: …") is the same in every plan of it and
+// keeps it.
+func (t *Tree) checks(pv cue.Value, id PlanID) []Problem {
 	iter, err := pv.LookupPath(cue.ParsePath("checks")).Fields()
 	if err != nil {
 		return nil
@@ -137,11 +150,20 @@ func (t *Tree) checks(pv cue.Value, ctxName string) []Problem {
 			if err := elems.Value().Decode(&f); err != nil {
 				continue
 			}
-			out = append(out, Problem{
+			p := Problem{
 				Pos:     posOf(pv.LookupPath(cue.ParsePath(f.At))),
 				Rule:    f.Rule,
 				Message: f.Message,
-			})
+			}
+			if strings.HasPrefix(f.Message, id.Env+": ") {
+				out = append(out, p)
+				continue
+			}
+			for _, prefix := range []string{id.Entrant + " on " + id.Env + ": ", id.Entrant + ": "} {
+				p.Message = strings.TrimPrefix(p.Message, prefix)
+			}
+			p.Plans = []PlanID{id}
+			out = append(out, p)
 		}
 	}
 	return out
@@ -163,6 +185,51 @@ func locator(pv cue.Value) func(string) string {
 		}
 		return ""
 	}
+}
+
+// envLocator finds the nearest position in an environment's own file for
+// a field path of a plan ("env.infra.clickhouse"); a missing field is
+// blamed on the block that should hold it.
+func envLocator(env cue.Value) func(string) string {
+	return func(field string) string {
+		field = strings.TrimPrefix(field, "env.")
+		for field != "" {
+			if pos := posOf(env.LookupPath(cue.ParsePath(field))); pos != "" && !isSchemaFile(pos) {
+				return pos
+			}
+			i := strings.LastIndex(field, ".")
+			if i < 0 {
+				break
+			}
+			field = field[:i]
+		}
+		return posOf(env.LookupPath(cue.ParsePath("name")))
+	}
+}
+
+// Dedupe reports each problem once, in the order first found: the same
+// problem at the same line in several plans (an entrant's unknown field is
+// one in each of its variants and environments) becomes one problem that
+// names them all.
+func Dedupe(ps []Problem) []Problem {
+	type key struct{ pos, rule, message string }
+	at := map[key]int{}
+	var out []Problem
+	for _, p := range ps {
+		k := key{p.Pos, p.Rule, p.Message}
+		i, seen := at[k]
+		if !seen {
+			at[k] = len(out)
+			out = append(out, Problem{Pos: p.Pos, Rule: p.Rule, Message: p.Message, Plans: slices.Clone(p.Plans)})
+			continue
+		}
+		for _, id := range p.Plans {
+			if !slices.Contains(out[i].Plans, id) {
+				out[i].Plans = append(out[i].Plans, id)
+			}
+		}
+	}
+	return out
 }
 
 func dedupe(ps []Problem) []Problem {

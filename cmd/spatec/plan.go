@@ -166,7 +166,7 @@ func resolveAll(t *compiler.Tree, ids []compiler.PlanID) ([]*schema.Plan, []comp
 			plans = append(plans, p)
 		}
 	}
-	return plans, problems
+	return plans, compiler.Dedupe(problems)
 }
 
 func cmdVet(_ context.Context, args []string, stdout, stderr io.Writer) error {
@@ -187,6 +187,7 @@ func cmdVet(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		problems = append(problems, t.Check(id.Env, id.Entrant, id.Variant)...)
 	}
 	n := len(ids)
+	problems = compiler.Dedupe(problems)
 	for _, p := range problems {
 		fmt.Fprintln(stderr, p)
 	}
