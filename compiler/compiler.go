@@ -45,6 +45,8 @@ type Tree struct {
 	// broken lists the problems of packages that did not build; they
 	// belong to no single plan.
 	broken []Problem
+	// brokenDirs are the packages that did not build.
+	brokenDirs []string
 	// envProblems holds, by environment, what is wrong with the
 	// environment on its own. Its plans report these and nothing else:
 	// a missing block would otherwise echo through every entrant.
@@ -114,6 +116,7 @@ func Load(opts Options) (*Tree, error) {
 		for _, dir := range dirs {
 			if inst := src.instance(dir); inst.Err != nil {
 				t.broken = append(t.broken, fromError(inst.Err, "C15", dir, nil)...)
+				t.brokenDirs = append(t.brokenDirs, dir)
 				continue
 			}
 			sound = append(sound, dir)
@@ -152,6 +155,15 @@ func (t *Tree) checkEnvironments() {
 func (t *Tree) unknownSupports() []Problem {
 	var out []Problem
 	envs := t.Environments()
+	// An environment whose package did not build is reported at its own
+	// file; its directory's name is taken for its own, so that each
+	// entrant supporting it does not report it again.
+	known := slices.Clone(envs)
+	for _, dir := range t.brokenDirs {
+		if strings.HasPrefix(dir, "envs/") {
+			known = append(known, path.Base(dir))
+		}
+	}
 	for _, name := range t.Entrants() {
 		list := t.entrants[name].value.LookupPath(cue.ParsePath("supports"))
 		var supports []string
@@ -159,7 +171,7 @@ func (t *Tree) unknownSupports() []Problem {
 			continue // reported with the entrant's other problems
 		}
 		for i, env := range supports {
-			if slices.Contains(envs, env) {
+			if slices.Contains(known, env) {
 				continue
 			}
 			out = append(out, Problem{
@@ -255,8 +267,16 @@ func (t *Tree) buildApart(src *source, schemaInst *build.Instance, dirs []string
 		field := fieldOf(dir)
 		// An evaluation error inside the package (an unknown field, a wrong
 		// type) is reported by Resolve with every other problem of each
-		// plan; only a package whose name cannot be read is broken here.
-		_ = t.add(dir, field, t.ctx.BuildInstance(src.instance(dir)).LookupPath(cue.ParsePath(field)))
+		// plan; only a package that does not evaluate at all (a reference
+		// to nothing), or whose name cannot be read, is broken here.
+		v := t.ctx.BuildInstance(src.instance(dir))
+		fv := v.LookupPath(cue.ParsePath(field))
+		if !fv.Exists() && v.Err() != nil {
+			t.broken = append(t.broken, fromError(v.Err(), "C15", dir, nil)...)
+			t.brokenDirs = append(t.brokenDirs, dir)
+			continue
+		}
+		_ = t.add(dir, field, fv)
 	}
 }
 

@@ -413,3 +413,17 @@ func TestSameProblemInSeveralPlansOnce(t *testing.T) {
 		t.Fatalf("want one problem starting %q; got:\n%s", want, joinProblems(problems))
 	}
 }
+
+// TestEnvironmentThatDoesNotEvaluate: a reference to nothing in an
+// environment is reported at its line, once; the entrants that support
+// the environment do not each report it as unknown.
+func TestEnvironmentThatDoesNotEvaluate(t *testing.T) {
+	fsys := realTree(t)
+	src := strings.Replace(string(fsys[benchFile].Data), `password: "spatec"`, `password: passwd`, 1)
+	fsys[benchFile] = &fstest.MapFile{Data: []byte(src)}
+	problems := loadTree(t, fsys).Broken()
+	want := fmt.Sprintf(`%s:%d: C11: envs/bench-96c: env.infra.clickhouse.password: reference "passwd" not found`, benchFile, lineOf(t, src, "password: passwd"))
+	if len(problems) != 1 || problems[0].String() != want {
+		t.Fatalf("want exactly %q; got:\n%s", want, joinProblems(problems))
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"spatec.dev/spatec/exec/broker"
@@ -83,15 +84,21 @@ func (s *Session) ready(ctx context.Context, key string, probe func(context.Cont
 	if timeout <= 0 {
 		timeout = defaultInfraTimeout
 	}
+	if h := s.service(key).Health; h != nil && r.InfraTimeout <= 0 {
+		timeout = time.Duration(h.WithinMS) * time.Millisecond
+	}
 	deadline := time.Now().Add(timeout)
+	c := s.infraOf(key)
 	for tries := 0; ; tries++ {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := probe(pctx)
-		cancel()
+		err := s.healthy(ctx, key, c)
 		if err == nil {
-			return nil
+			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err = probe(pctx)
+			cancel()
+			if err == nil {
+				return nil
+			}
 		}
-		c := s.infraOf(key)
 		if c != nil && tries == 0 {
 			r.Progress.Printf("waiting up to %s for the %s (container %s) to answer at %s", timeout, key, c.name, s.hostAddrs[key])
 		}
@@ -114,6 +121,36 @@ func (s *Session) ready(ctx context.Context, key string, probe func(context.Cont
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// healthy reports whether a service's own health check, when it declares
+// one, has passed: before it has, a port may be open on a server that is
+// still starting.
+func (s *Session) healthy(ctx context.Context, key string, c *infraContainer) error {
+	svc := s.service(key)
+	if c == nil || svc.Health == nil {
+		return nil
+	}
+	info, err := s.runner.Engine.Inspect(ctx, c.id)
+	if err != nil {
+		return err
+	}
+	if info.Health == "healthy" {
+		return nil
+	}
+	why := "it has not passed yet"
+	if info.HealthOutput != "" {
+		why = "it last said: " + info.HealthOutput
+	}
+	return fmt.Errorf("its health check `%s` is %q; %s", strings.Join(svc.Health.Command, " "), info.Health, why)
+}
+
+// service is the environment's declaration of the broker or ClickHouse.
+func (s *Session) service(key string) schema.Service {
+	if key == "clickhouse" {
+		return s.env.Infra.ClickHouse
+	}
+	return s.env.Infra.Broker
 }
 
 // infraOf is the container a service runs in, or nil when spatec did not
@@ -162,6 +199,13 @@ func (s *Session) startInfra(ctx context.Context, key string, svc schema.Service
 	}
 	if s.network != "" {
 		spec.Publish = svc.Publish
+	}
+	if h := svc.Health; h != nil {
+		spec.Health = &engine.HealthCheck{
+			Command:  h.Command,
+			Interval: time.Duration(h.IntervalMS) * time.Millisecond,
+			Timeout:  time.Duration(h.TimeoutMS) * time.Millisecond,
+		}
 	}
 	created, err := r.Engine.Create(ctx, spec)
 	if err != nil {

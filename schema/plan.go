@@ -83,6 +83,7 @@ type Service struct {
 	Environment    map[string]string `json:"environment,omitempty"`
 	Files          map[string]string `json:"files,omitempty"`
 	NoFile         int64             `json:"nofile,omitempty"`
+	Health         *Health           `json:"health,omitempty"`
 	Version        *ServiceVersion   `json:"version,omitempty"`
 	Publish        map[string]string `json:"publish"`
 	Addr           string            `json:"addr"`
@@ -99,6 +100,15 @@ type Service struct {
 type Image struct {
 	Ref    string `json:"ref"`
 	Digest string `json:"digest,omitempty"`
+}
+
+// Health is a service's own health check, run in its container by the
+// engine.
+type Health struct {
+	Command    []string `json:"command"`
+	IntervalMS int64    `json:"interval"`
+	TimeoutMS  int64    `json:"timeout"`
+	WithinMS   int64    `json:"within"`
 }
 
 // ServiceVersion says how a service's version is read inside its image.

@@ -403,3 +403,77 @@ func TestFaultDiskFull(t *testing.T) {
 		t.Errorf("the log holds %+v; want only the first run, whole", recs)
 	}
 }
+
+// copyTree copies the CUE tree (cue.mod, schema, envs, entrants) to a
+// temporary directory, with edits: file → {old, new}. The rest of the
+// module is linked in, for the programs that images are built from.
+func copyTree(t *testing.T, edits map[string][2]string) string {
+	t.Helper()
+	dst := t.TempDir()
+	copied := []string{"cue.mod", "schema", "envs", "entrants"}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !slices.Contains(copied, e.Name()) && !strings.HasPrefix(e.Name(), ".") {
+			if err := os.Symlink(filepath.Join(root, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, dir := range copied {
+		src := filepath.Join("..", "..", dir)
+		err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(filepath.Join("..", ".."), p)
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if e, ok := edits[filepath.ToSlash(rel)]; ok {
+				if !bytes.Contains(data, []byte(e[0])) {
+					t.Fatalf("fixture: %q not in %s", e[0], rel)
+				}
+				data = bytes.Replace(data, []byte(e[0]), []byte(e[1]), 1)
+			}
+			if err := os.MkdirAll(filepath.Join(dst, filepath.Dir(rel)), 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+// TestFaultServiceNeverHealthy: ClickHouse runs but its own health check
+// never passes (here, a client signing in with a wrong password). Nothing
+// is measured on it: the run stops with what the check last said, and
+// nothing is left behind.
+func TestFaultServiceNeverHealthy(t *testing.T) {
+	e := requireContainers(t)
+	tree := copyTree(t, map[string][2]string{"envs/local-containers/env.cue": {
+		`health: command: ["clickhouse-client", "--user", user, "--password", password, "--query", "SELECT 1"]`,
+		`health: {command: ["clickhouse-client", "--user", user, "--password", "wrong", "--query", "SELECT 1"], within: 8_000}`,
+	}})
+	results := t.TempDir()
+	code, out, errOut := cli(t, "exec", "--tree", tree, "--env", "local-containers", "reference", "--results", results)
+	faultOutcome(t, e, "ClickHouse never healthy", results, 0, 0, "")
+	if code == exitOK {
+		t.Fatalf("exit 0 on a service that never became healthy\n%s\n%s", out, errOut)
+	}
+	for _, want := range []string{"did not answer", "within 8s", "health check `clickhouse-client --user default --password wrong --query SELECT 1`", "Wrong password for user default"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, errOut)
+		}
+	}
+}

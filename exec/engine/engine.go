@@ -196,6 +196,16 @@ func (e *Engine) Create(ctx context.Context, spec ContainerSpec) (Created, error
 		Env:        envList(spec.Env),
 		Labels:     spec.Labels,
 	}
+	if h := spec.Health; h != nil {
+		cfg.Healthcheck = &container.HealthConfig{
+			Test:     append([]string{"CMD"}, h.Command...),
+			Interval: h.Interval,
+			Timeout:  h.Timeout,
+			// The engine never gives up on its own: spatec decides how
+			// long a service may take to become healthy.
+			Retries: 1 << 30,
+		}
+	}
 	hostCfg := &container.HostConfig{
 		NetworkMode: container.NetworkMode(spec.NetworkMode),
 		ShmSize:     spec.ShmSize,
@@ -358,6 +368,12 @@ func (e *Engine) Inspect(ctx context.Context, id string) (Container, error) {
 		c.Error = s.Error
 		c.StartedAt = parseTime(s.StartedAt)
 		c.FinishedAt = parseTime(s.FinishedAt)
+		if h := s.Health; h != nil {
+			c.Health = string(h.Status)
+			if n := len(h.Log); n > 0 && h.Log[n-1].ExitCode != 0 {
+				c.HealthOutput = strings.TrimSpace(h.Log[n-1].Output)
+			}
+		}
 	}
 	if ns := resp.NetworkSettings; ns != nil {
 		for name, ep := range ns.Networks {

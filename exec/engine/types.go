@@ -85,6 +85,17 @@ type ContainerSpec struct {
 	// OpenDirs are directories made in the container before it starts,
 	// writable by every user (mode 1777, like /tmp), by absolute path.
 	OpenDirs []string
+	// Health, when set, is a health check the engine runs in the
+	// container; Container.Health reports its state.
+	Health *HealthCheck
+}
+
+// HealthCheck is a command the engine runs inside a container, repeatedly;
+// exit status 0 means healthy.
+type HealthCheck struct {
+	Command  []string
+	Interval time.Duration
+	Timeout  time.Duration
 }
 
 // Created is the outcome of creating a container.
@@ -138,6 +149,11 @@ type Container struct {
 	NetworkMode string
 	// Addresses are the container's IP addresses, by network name.
 	Addresses map[string]string
+	// Health is the state of its health check ("starting", "healthy",
+	// "unhealthy"), "" without one.
+	Health string
+	// HealthOutput is what the last health check printed, when it failed.
+	HealthOutput string
 }
 
 // Image identifies an image for records (C14, C16).
