@@ -27,11 +27,12 @@ type mustFail struct {
 }
 
 const (
-	flinkFile  = "entrants/flink/flink.cue"
-	vectorFile = "entrants/vector/vector.cue"
-	spateFile  = "entrants/spate/spate.cue"
-	benchFile  = "envs/bench-96c/env.cue"
-	retFile    = "envs/retired-32c/env.cue"
+	flinkFile   = "entrants/flink/flink.cue"
+	connectFile = "entrants/kafka-connect/connect.cue"
+	vectorFile  = "entrants/vector/vector.cue"
+	spateFile   = "entrants/spate/spate.cue"
+	benchFile   = "envs/bench-96c/env.cue"
+	retFile     = "envs/retired-32c/env.cue"
 
 	localFile           = "envs/local/env.cue"
 	localContainersFile = "envs/local-containers/env.cue"
@@ -141,12 +142,21 @@ var mustFails = []mustFail{
 		old: `role:   "data-plane"`, new: `role:   "data-plane", runtime: "jvm"`,
 		env: "bench-96c", entrant: "spate", rule: "C9",
 		message: "spate:default on bench-96c: JVM container spate declares no heap"},
-	{name: "C9 hand-written heap option disagrees", file: flinkFile,
-		old: `SPATEC_BATCH:     "\(knobs.sink_batch.value)"`,
-		new: `SPATEC_BATCH:     "\(knobs.sink_batch.value)"` + "\n\t\t\t\tJAVA_TOOL_OPTIONS: \"-XX:+UseG1GC -Xmx2g\"",
+	{name: "C9 hand-written heap option disagrees", file: connectFile,
+		old: `entrypoint: ["/opt/kafka/bin/connect-standalone.sh",`,
+		new: `environment: JAVA_TOOL_OPTIONS: "-XX:+UseG1GC -Xmx2g"` + "\n\t\tentrypoint: [\"/opt/kafka/bin/connect-standalone.sh\",",
+		env: "bench-96c", entrant: "kafka-connect", rule: "C9",
+		message: "kafka-connect:default on bench-96c: container worker sets -Xmx2g in its environment JAVA_TOOL_OPTIONS; its declared heap is 20 GiB: remove the option, spatec hands the declared heap over as -Xms20480m -Xmx20480m in KAFKA_HEAP_OPTS",
+		line:    `environment: JAVA_TOOL_OPTIONS: "-XX:+UseG1GC -Xmx2g"`},
+	{name: "C9 hand-written Flink memory option", file: flinkFile,
+		old: `"jobmanager.rpc.address: jm",`, new: `"jobmanager.rpc.address: jm", "taskmanager.memory.process.size: 21504m",`,
 		env: "bench-96c", entrant: "flink", rule: "C9",
-		message: "flink:default on bench-96c: container tm sets -Xmx2g in its environment JAVA_TOOL_OPTIONS; its declared heap is 4 GiB: remove the option, spatec hands the declared heap over as -Xms4096m -Xmx4096m in JAVA_TOOL_OPTIONS",
-		line:    `JAVA_TOOL_OPTIONS: "-XX:+UseG1GC -Xmx2g"`},
+		message: "flink:default on bench-96c: container tm sets taskmanager.memory.process.size: 21504m in its environment FLINK_PROPERTIES; Flink's memory is spatec's to set, from the declared heap 4 GiB and non-heap 2 GiB: remove it",
+		line:    "FLINK_PROPERTIES: conf\n\t\t\t\tSPATEC_BROKERS", lineInFile: flinkFile},
+	{name: "C9 Flink non-heap too small for its network buffers", file: flinkFile,
+		old: "nonHeap: 2 * GiB", new: "nonHeap: 768 * MiB",
+		env: "bench-96c", entrant: "flink", rule: "C9",
+		message: "flink:default on bench-96c: Flink taskmanager tm has a non-heap allowance of 768 MiB, which leaves 0 GiB for its network buffers after 768 MiB of fixed off-heap memory and metaspace; give it at least 832 MiB"},
 	// C10: parallelism equals partitions.
 	{name: "C10 parallelism below partitions", file: vectorFile,
 		old: "value:       env.partitions", new: "value:       8",

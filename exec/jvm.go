@@ -34,12 +34,21 @@ func containerEnv(c schema.Container) map[string]string {
 	if env == nil {
 		env = map[string]string{}
 	}
-	add := func(k, v string) { env[k] = strings.TrimSpace(env[k] + " " + v) }
+	add := func(k, v, sep string) {
+		if env[k] != "" {
+			v = strings.TrimRight(env[k], " \n") + sep + v
+		}
+		env[k] = v
+	}
 	if len(c.JVM.Options) > 0 {
-		add(c.JVM.OptionsVia, strings.Join(c.JVM.Options, " "))
+		sep := c.JVM.OptionsJoin
+		if sep == "" {
+			sep = " "
+		}
+		add(c.JVM.OptionsVia, strings.Join(c.JVM.Options, sep), sep)
 	}
 	if c.JVM.GCLog != "" {
-		add("JAVA_TOOL_OPTIONS", c.JVM.GCLog)
+		add("JAVA_TOOL_OPTIONS", c.JVM.GCLog, " ")
 	}
 	return env
 }

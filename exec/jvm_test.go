@@ -23,6 +23,13 @@ func TestContainerEnvHandsTheHeapOver(t *testing.T) {
 	if got, want := containerEnv(jvm)["JAVA_TOOL_OPTIONS"], "-Xms8192m -Xmx8192m "+opt; got != want {
 		t.Errorf("JAVA_TOOL_OPTIONS %q, want %q", got, want)
 	}
+	flink := schema.Container{Runtime: "jvm",
+		Environment: map[string]string{"FLINK_PROPERTIES": "parallelism.default: 32\n"},
+		JVM: &schema.JVM{GCLog: opt, Options: []string{"jobmanager.memory.heap.size: 1024m", "jobmanager.memory.off-heap.size: 128m"},
+			OptionsVia: "FLINK_PROPERTIES", OptionsJoin: "\n"}}
+	if got, want := containerEnv(flink)["FLINK_PROPERTIES"], "parallelism.default: 32\njobmanager.memory.heap.size: 1024m\njobmanager.memory.off-heap.size: 128m"; got != want {
+		t.Errorf("FLINK_PROPERTIES %q, want the memory options as lines after the entrant's: %q", got, want)
+	}
 	if dirs := openDirs(jvm); len(dirs) != 1 || dirs[0] != "/spatec-gc" {
 		t.Errorf("open directories %v, want [/spatec-gc]", dirs)
 	}

@@ -79,6 +79,15 @@ type infraContainer struct {
 // hold runs of arms that need no broker or ClickHouse (spatec's own tests
 // of caps and measurement).
 func (r *Runner) Open(ctx context.Context, env schema.Environment, bare bool, plans ...*schema.Plan) (*Session, error) {
+	var blocked []string
+	for _, p := range plans {
+		if p.Entrant.Blocked != "" {
+			blocked = append(blocked, fmt.Sprintf("%s cannot run yet: %s", p.Entrant.Name, p.Entrant.Blocked))
+		}
+	}
+	if len(blocked) > 0 {
+		return nil, refusef("%s", strings.Join(blocked, "; "))
+	}
 	id, err := record.NewRunID()
 	if err != nil {
 		return nil, err

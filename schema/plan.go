@@ -153,6 +153,7 @@ type Workload struct {
 type Entrant struct {
 	Name        string               `json:"name"`
 	Description string               `json:"description"`
+	Blocked     string               `json:"blocked,omitempty"`
 	Supports    []string             `json:"supports"`
 	Version     Version              `json:"version"`
 	Knobs       map[string]Knob      `json:"knobs"`
@@ -270,6 +271,8 @@ type JVM struct {
 	GCLog              string   `json:"gcLog"`
 	Options            []string `json:"options"`
 	OptionsVia         string   `json:"optionsVia"`
+	OptionsJoin        string   `json:"optionsJoin"`
+	Flink              string   `json:"flink,omitempty"`
 }
 
 // Budget is the C4 host arithmetic.

@@ -250,3 +250,92 @@ func TestKafkaEngineReadsWhatItNeeds(t *testing.T) {
 		})
 	}
 }
+
+// flinkSize reads a Flink memory size as spatec writes it ("4096m", "0").
+func flinkSize(t *testing.T, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(strings.TrimSuffix(s, "m"), 10, 64)
+	if err != nil {
+		t.Fatalf("memory size %q: %v", s, err)
+	}
+	if strings.HasSuffix(s, "m") {
+		n <<= 20
+	}
+	return n
+}
+
+// TestFlinkReadsWhatItNeeds: each Flink process gets its declared heap as
+// the memory options Flink's launcher turns into -Xms/-Xmx, every
+// component fixed so that the process is exactly heap + non-heap, after
+// the reference's configuration lines; and the arm is refused, with its
+// reason, while its job cannot be built.
+func TestFlinkReadsWhatItNeeds(t *testing.T) {
+	for _, p := range authoritativePlans(t, "flink") {
+		t.Run(p.Env.Name, func(t *testing.T) {
+			for name, want := range map[string]string{"jm": "jobmanager", "tm": "taskmanager"} {
+				c := p.Entrant.Containers[name]
+				if c.JVM.Flink != want || c.JVM.OptionsVia != "FLINK_PROPERTIES" || c.JVM.OptionsJoin != "\n" {
+					t.Fatalf("%s: %+v; want Flink's %s memory options in FLINK_PROPERTIES", name, c.JVM, want)
+				}
+				conf := map[string]string{}
+				for _, line := range strings.Split(c.Environment["FLINK_PROPERTIES"]+"\n"+strings.Join(c.JVM.Options, "\n"), "\n") {
+					if k, v, ok := strings.Cut(line, ": "); ok {
+						if _, dup := conf[k]; dup {
+							t.Errorf("%s: %s is set twice", name, k)
+						}
+						conf[k] = v
+					}
+				}
+				expect(t, name, conf, map[string]string{
+					"jobmanager.rpc.address":                            "jm",
+					"parallelism.default":                               strconv.Itoa(p.Env.Partitions),
+					"taskmanager.numberOfTaskSlots":                     strconv.Itoa(p.Env.Partitions),
+					"execution.checkpointing.mode":                      "AT_LEAST_ONCE",
+					"execution.checkpointing.interval":                  "5s",
+					"state.backend.type":                                "hashmap",
+					"execution.buffer-timeout.enabled":                  "false",
+					"pipeline.operator-chaining.enabled":                "true",
+					"execution.checkpointing.storage":                   "filesystem",
+					"pipeline.object-reuse":                             "true",
+					"taskmanager.network.memory.buffer-debloat.enabled": "false",
+				})
+				size := func(k string) int64 {
+					v, ok := conf[k]
+					if !ok {
+						t.Fatalf("%s: %s is not set", name, k)
+					}
+					return flinkSize(t, v)
+				}
+				// Flink's memory model: -Xmx = -Xms is the framework and
+				// task heap (TaskManager) or the heap (JobManager); the
+				// process is the sum of every component.
+				var heap, process int64
+				if want == "taskmanager" {
+					heap = size("taskmanager.memory.framework.heap.size") + size("taskmanager.memory.task.heap.size")
+					if size("taskmanager.memory.network.min") != size("taskmanager.memory.network.max") ||
+						size("taskmanager.memory.jvm-overhead.min") != size("taskmanager.memory.jvm-overhead.max") ||
+						size("taskmanager.memory.managed.size") != 0 {
+						t.Errorf("%s: a component is left to a fraction: %v", name, c.JVM.Options)
+					}
+					process = heap + size("taskmanager.memory.managed.size") + size("taskmanager.memory.framework.off-heap.size") +
+						size("taskmanager.memory.task.off-heap.size") + size("taskmanager.memory.network.max") +
+						size("taskmanager.memory.jvm-metaspace.size") + size("taskmanager.memory.jvm-overhead.max")
+				} else {
+					heap = size("jobmanager.memory.heap.size")
+					if size("jobmanager.memory.jvm-overhead.min") != size("jobmanager.memory.jvm-overhead.max") {
+						t.Errorf("%s: the overhead is left to a fraction: %v", name, c.JVM.Options)
+					}
+					process = heap + size("jobmanager.memory.off-heap.size") + size("jobmanager.memory.jvm-metaspace.size") + size("jobmanager.memory.jvm-overhead.max")
+				}
+				if heap != c.JVM.Heap || process != c.JVM.Heap+c.JVM.NonHeap || process > c.Memory {
+					t.Errorf("%s: heap %d (declared %d), process %d (declared heap + non-heap %d, container %d)",
+						name, heap, c.JVM.Heap, process, c.JVM.Heap+c.JVM.NonHeap, c.Memory)
+				}
+			}
+		})
+	}
+	code, _, errOut := cli(t, "exec", "--env", "bench-96c", "flink", "--results", t.TempDir())
+	if code != exitRefused || !strings.HasPrefix(errOut, "REFUSED: flink cannot run yet: no job is built or submitted") {
+		t.Errorf("exit %d, stderr:\n%s", code, errOut)
+	}
+}

@@ -204,6 +204,9 @@ func writePlan(w io.Writer, p *schema.Plan) {
 	e := p.Env
 	fmt.Fprintf(w, "plan %s:%s on %s (%s)\n", p.Entrant.Name, p.Variant, e.Name, e.Class)
 	fmt.Fprintf(w, "digest %s\n", p.Digest())
+	if p.Entrant.Blocked != "" {
+		fmt.Fprintf(w, "BLOCKED: cannot run yet: %s\n", p.Entrant.Blocked)
+	}
 	fmt.Fprintf(w, "envelope %s CPUs / %s = min(%d partitions, %d cores − %s infra − %s reserve)\n\n",
 		schema.FormatCPUs(e.Envelope.CPUs), schema.FormatBytes(e.Envelope.Memory), e.Partitions, e.Host.Cores,
 		schema.FormatCPUs(p.Budget.CPUs.Infra), schema.FormatCPUs(e.Reserve.CPUs))
