@@ -27,6 +27,9 @@ type armRun struct {
 
 	containers []armContainer
 	summary    sample.Summary
+	// landed is the rows counted at each poll of the drain, in
+	// milliseconds from the window's start.
+	landed record.SeriesRows
 	// heaps holds each JVM container's heap as its GC log gives it (C9);
 	// heapNotes says why a log could not be read.
 	heaps     map[string]gclog.Heap
@@ -322,6 +325,7 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 		return drainResult{}, err
 	}
 	winCtx, stopWindow := context.WithCancel(context.WithoutCancel(ctx))
+	winStart := time.Now()
 	summaries := make(chan sample.Summary, 1)
 	go func() {
 		s, _ := sm.Run(winCtx)
@@ -350,7 +354,11 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 		Poll:     100 * time.Millisecond,
 		Timeout:  time.Duration(wl.DrainTimeout) * time.Second,
 		Stall:    stall,
-		Progress: func(count, distinct uint64) { r.Progress.Set(int64(max(count, distinct))) },
+		Progress: func(count, distinct uint64) {
+			r.Progress.Set(int64(max(count, distinct)))
+			run.landed.OffsetsMS = append(run.landed.OffsetsMS, time.Since(winStart).Milliseconds())
+			run.landed.Landed = append(run.landed.Landed, int64(count))
+		},
 	})
 	// What ended the drain is read before the arm is stopped below: its
 	// containers exiting on that stop would otherwise read as a crash.
@@ -413,6 +421,20 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	}
 	run.metrics(res)
 	return res, err
+}
+
+// series is the run's window over time, for its series file; nil when no
+// window was opened.
+func (run *armRun) series() *record.Series {
+	sm := run.summary
+	if sm.Readings == 0 {
+		return nil
+	}
+	s := &record.Series{RunID: run.id, PeriodS: sm.Period.Seconds(), OffsetsMS: sm.Series.OffsetsMS, Rows: run.landed}
+	for _, c := range sm.Series.Containers {
+		s.Containers = append(s.Containers, record.SeriesContainer{Name: c.Name, Role: c.Role, CPUUsageNs: c.CPUUsageNs, AnonShmemBytes: c.AnonShmemBytes})
+	}
+	return s
 }
 
 // landed says how many rows landed, or that they could not be counted.

@@ -159,6 +159,16 @@ func (s *Session) Run(ctx context.Context, plan *schema.Plan, opts Options) (*Re
 	}
 	if recording {
 		path := record.PathFor(opts.Results, plan.Env.Name, plan.Entrant.Name, run.rec.Run.StartedAt)
+		if s := run.series(); s != nil {
+			// The series first, so that the record never names a file
+			// that is not there; a series that cannot be written costs
+			// the charts, not the record.
+			if ref, err := record.WriteSeries(path, s); err != nil {
+				r.logf("%v; the run is recorded without its series", err)
+			} else {
+				res.Record.Series = &ref
+			}
+		}
 		aerr := record.Append(path, &res.Record)
 		// Recorded, or handed to the caller whole: either way the pending
 		// record must not be recorded again as a killed run.

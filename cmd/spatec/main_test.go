@@ -220,6 +220,24 @@ func TestExecLocalReference(t *testing.T) {
 		if len(rec.Run.Cgroups["consumer"]) == 0 || rec.SUT.Version != "0.1.0" {
 			t.Errorf("record %d: provenance incomplete: cgroups %v, version %q", i, rec.Run.Cgroups, rec.SUT.Version)
 		}
+		// The window over time is kept beside the log: every reading of
+		// the consumer, and the rows landed up to all of them.
+		if rec.Series == nil {
+			t.Errorf("record %d names no series", i)
+			continue
+		}
+		s, err := record.ReadSeries(path, rec.RunID, *rec.Series)
+		if err != nil {
+			t.Errorf("record %d: %v", i, err)
+			continue
+		}
+		window := rec.Metrics[record.WindowSeconds].Value
+		if n := len(s.OffsetsMS); n < int(window/0.1)/2 || s.Containers[0].Name != "consumer" {
+			t.Errorf("record %d: %d readings over a %.1f s window, first container %s", i, n, window, s.Containers[0].Name)
+		}
+		if n := len(s.Rows.Landed); n == 0 || s.Rows.Landed[n-1] < 200_000 {
+			t.Errorf("record %d: rows over time %v do not reach the 200000 landed", i, s.Rows.Landed)
+		}
 	}
 	if code, vout, verr := cli(t, "validate", results); code != exitOK {
 		t.Errorf("validate: exit %d\n%s%s", code, vout, verr)

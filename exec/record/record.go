@@ -16,6 +16,7 @@ package record
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -147,6 +148,8 @@ type Record struct {
 	// Note is free text for a reader: the refusal reason, the failure
 	// cause with both row counts, the tail of a crashed container's log.
 	Note string `json:"note,omitempty"`
+	// Series names the run's window over time, kept beside the log.
+	Series *SeriesRef `json:"series,omitempty"`
 }
 
 // SUT is the system under test as it actually ran.
@@ -328,11 +331,16 @@ func (r *Record) Check() []string {
 				name, u, strings.Join(KnownUnits, ", "))
 		}
 	}
+	if s := r.Series; s != nil && (s.File == "" || !sha256Hex.MatchString(s.SHA256)) {
+		add("series names file %q with sha256 %q; it needs both, the digest as 64 hex digits", s.File, s.SHA256)
+	}
 	if r.Status.CarriesMeasurement() && len(r.Metrics) == 0 {
 		add("status %s says the run was measured, but metrics is empty; a run with no measurement is failed", r.Status)
 	}
 	return out
 }
+
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 func statusList() string {
 	s := make([]string, len(Statuses))

@@ -23,7 +23,8 @@ type Summary struct {
 // each line (parseable, complete, a known schema version, no unknown fields,
 // a known status), each record (Record.Check: provenance, units, run id,
 // repetition numbers), that a record's environment and entrant match its
-// directories, and that no run id appears twice anywhere in the tree.
+// directories, that a record's series file is there with the digest it
+// names, and that no run id appears twice anywhere in the tree.
 func Validate(root string) []Problem {
 	_, problems := ValidateTree(root)
 	return problems
@@ -72,6 +73,11 @@ func ValidateTree(root string) (Summary, []Problem) {
 			here := fmt.Sprintf("%s:%d", path, line)
 			for _, msg := range rec.Check() {
 				problems = append(problems, Problem{File: path, Line: line, Message: fmt.Sprintf("run %s: %s", rec.RunID, msg)})
+			}
+			if rec.Series != nil {
+				if _, err := ReadSeries(path, rec.RunID, *rec.Series); err != nil {
+					problems = append(problems, Problem{File: path, Line: line, Message: fmt.Sprintf("run %s: %v; the record stands without its series", rec.RunID, err)})
+				}
 			}
 			if rec.RunID == "" {
 				return

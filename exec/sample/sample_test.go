@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -326,6 +327,17 @@ func TestSummaryOfAScriptedWindow(t *testing.T) {
 		{Name: "broker", Role: Infra, Samples: 5, CoresUsed: 1, PeakAnonBytes: 4000 * mib,
 			MemoryPeakBytes: 4100 * mib, MemoryPeakKind: PeakWindow},
 	}
+	// The series keeps every reading: its time, and each container's
+	// cumulative CPU and anon+shmem.
+	if !slices.Equal(s.Series.OffsetsMS, []int64{0, 100, 200, 300, 400}) {
+		t.Errorf("series offsets %v, want every 100 ms", s.Series.OffsetsMS)
+	}
+	dp := s.Series.Containers[0]
+	if dp.Name != "dp" || dp.Role != DataPlane ||
+		!slices.Equal(dp.CPUUsageNs, []int64{5_000_000_000, 5_050_000_000, 5_100_000_000, 5_150_000_000, 5_200_000_000}) ||
+		!slices.Equal(dp.AnonShmemBytes, []int64{100 * mib, 300 * mib, 150 * mib, 120 * mib, 100 * mib}) {
+		t.Errorf("data-plane series %+v", dp)
+	}
 	for i, c := range s.Containers {
 		w := want[i]
 		if !near(c.CoresUsed, w.CoresUsed) {
@@ -415,6 +427,10 @@ func TestATargetThatDisappearsIsReportedAndTheRestSummarised(t *testing.T) {
 	}
 	if s.Containers[0].Samples != 4 || !near(s.Arm.DataPlaneCoresUsed, 0.5) {
 		t.Errorf("the data plane must be summarised in full: %+v", s.Containers[0])
+	}
+	// In the series, the readings it missed are -1, not 0.
+	if got := s.Series.Containers[2].AnonShmemBytes; !slices.Equal(got, []int64{4000 * mib, 4000 * mib, -1, -1}) {
+		t.Errorf("broker series %v, want its two readings then -1", got)
 	}
 }
 
