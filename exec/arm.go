@@ -351,9 +351,9 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	r.Progress.Start(progress.PhaseDrain, int64(want), "rows")
 	table := wl.Database + "." + wl.Table
 	d, err := store.WaitDrained(drainCtx, table, want, chstore.DrainOptions{
-		Poll:     100 * time.Millisecond,
-		Timeout:  time.Duration(wl.DrainTimeout) * time.Second,
-		Stall:    stall,
+		Poll:    100 * time.Millisecond,
+		Timeout: time.Duration(wl.DrainTimeout) * time.Second,
+		Stall:   stall,
 		Progress: func(count, distinct uint64) {
 			r.Progress.Set(int64(max(count, distinct)))
 			run.landed.OffsetsMS = append(run.landed.OffsetsMS, time.Since(winStart).Milliseconds())
