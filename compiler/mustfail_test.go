@@ -239,7 +239,7 @@ var mustFails = []mustFail{
 		old: "flush_ms: [100, 500]", new: "flush_ms: [100, 500]\n\t\t\tlinger_ms: [5]",
 		env: "local", entrant: "reference", variant: "batch-flush-1", rule: "studies",
 		message: "reference:batch-flush-1 on local: study batch-flush point 1 sets linger_ms, which is not a knob of the entrant (it has: batch_rows, consumers, flush_ms)",
-		line: `studies: "batch-flush": {`},
+		line:    `studies: "batch-flush": {`},
 	{name: "studies: grid and points both", file: referenceFile,
 		old: "flush_ms: [100, 500]\n\t\t}", new: "flush_ms: [100, 500]\n\t\t}\n\t\tpoints: [{batch_rows: 1}]",
 		env: "local", entrant: "reference", variant: "default", rule: "studies",
