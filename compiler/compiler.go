@@ -402,3 +402,39 @@ func (t *Tree) Variants(entrant string) (names []string, def string) {
 	}
 	return names, ""
 }
+
+// Studies returns the names of the entrant's studies, sorted.
+func (t *Tree) Studies(entrant string) []string {
+	u, ok := t.entrants[entrant]
+	if !ok {
+		return nil
+	}
+	iter, err := u.value.LookupPath(cue.ParsePath("studies")).Fields()
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for iter.Next() {
+		names = append(names, iter.Selector().Unquoted())
+	}
+	sort.Strings(names)
+	return names
+}
+
+// StudyPoints returns the variants that are the points of one of the
+// entrant's studies, in the study's order.
+func (t *Tree) StudyPoints(entrant, study string) []string {
+	u, ok := t.entrants[entrant]
+	if !ok {
+		return nil
+	}
+	n, err := u.value.LookupPath(cue.MakePath(cue.Str("studies"), cue.Str(study), cue.Str("expanded"))).Len().Int64()
+	if err != nil {
+		return nil
+	}
+	points := make([]string, n)
+	for i := range points {
+		points[i] = fmt.Sprintf("%s-%d", study, i+1)
+	}
+	return points
+}

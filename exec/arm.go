@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -69,6 +70,7 @@ func (s *Session) newRun(plan *schema.Plan, opts Options) (*armRun, error) {
 		SUT: record.SUT{
 			Entrant:       plan.Entrant.Name,
 			Variant:       plan.Variant,
+			Study:         plan.Entrant.Variants[plan.Variant].Study,
 			VersionPinned: plan.Entrant.Version.Pin,
 		},
 		Run: record.Run{
@@ -79,6 +81,7 @@ func (s *Session) newRun(plan *schema.Plan, opts Options) (*armRun, error) {
 			SpatecVersion:  r.Version,
 			SpatecCommit:   r.Commit,
 			HarnessVersion: record.HarnessVersion,
+			Evidence:       cmp.Or(opts.Evidence, record.EvidenceExploratory),
 			StartedAt:      r.now().UTC(),
 			Host: record.Host{
 				Cores:         s.host.NCPU,

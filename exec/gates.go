@@ -40,6 +40,9 @@ func (run *armRun) metrics(res drainResult) {
 	}
 	d := res.drain
 	put(record.ExpectedRows, float64(res.want), "count", false)
+	if n := run.plan.Entrant.InFlight; n > 0 {
+		put(record.RowsInFlight, float64(n), "count", false)
+	}
 	// A count ClickHouse never gave is absent and flagged, never 0.
 	if d.Counted {
 		put(record.LandedRows, float64(d.Count), "count", false)

@@ -103,6 +103,9 @@ type Options struct {
 	Results string
 	// Ceilings is the ceilings file the run is gated against (C12).
 	Ceilings string
+	// Evidence is record.EvidenceMeasured for a plan reviewed before it
+	// ran, else record.EvidenceExploratory.
+	Evidence string
 }
 
 // Result is what a run produced: its record (also appended when Results is

@@ -154,6 +154,7 @@ type Entrant struct {
 	Name        string               `json:"name"`
 	Description string               `json:"description"`
 	Blocked     string               `json:"blocked,omitempty"`
+	InFlight    int64                `json:"inFlight,omitempty"`
 	Supports    []string             `json:"supports"`
 	Version     Version              `json:"version"`
 	Knobs       map[string]Knob      `json:"knobs"`

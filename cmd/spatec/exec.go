@@ -64,9 +64,22 @@ func cmdExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	// A plan reviewed before it ran (its digest fixed in the file) gives
+	// measured evidence; one resolved on the spot, exploratory.
+	evidence := record.EvidenceExploratory
+	if len(args) == 1 && strings.HasSuffix(args[0], ".json") {
+		evidence = record.EvidenceMeasured
+	}
+	return runArms(ctx, f, plans, *reps, *hold, evidence, stdout, stderr)
+}
+
+// runArms runs every plan once a repetition, interleaved, in one session,
+// and says after each run how far the whole is and how long the rest
+// should take.
+func runArms(ctx context.Context, f execFlags, plans []*schema.Plan, reps int, hold time.Duration, evidence string, stdout, stderr io.Writer) error {
 	// A run that cannot be recorded is not started (C14); a hold run
 	// records nothing.
-	if *hold <= 0 {
+	if hold <= 0 {
 		if err := record.CheckRoot(f.results); err != nil {
 			return refusal{err}
 		}
@@ -87,17 +100,21 @@ func cmdExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 	var failed, refused []string
 	stopped := false
-	for rep := 1; rep <= *reps && !stopped; rep++ {
+	total, done, began := reps*len(plans), 0, time.Now()
+	for rep := 1; rep <= reps && !stopped; rep++ {
 		for _, p := range plans {
 			if ctx.Err() != nil || stopped {
 				break
 			}
 			res, err := sess.Run(ctx, p, exec.Options{
-				Hold: *hold, Rep: rep, Reps: *reps, Results: f.results,
+				Hold: hold, Rep: rep, Reps: reps, Results: f.results, Evidence: evidence,
 				Ceilings: exec.CeilingsPath(f.results, p.Env.Name),
 			})
-			if res != nil && (err == nil || *hold <= 0) {
-				printResult(stdout, p, res, *hold > 0)
+			if res != nil && (err == nil || hold <= 0) {
+				printResult(stdout, p, res, hold > 0)
+			}
+			if done++; total > 1 {
+				r.Progress.Printf("%s", runsLeft(done, total, time.Since(began)))
 			}
 			var (
 				ref *exec.Refusal
@@ -129,6 +146,15 @@ func cmdExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return problemsError{len(failed)}
 	}
 	return nil
+}
+
+// runsLeft says how far a series of runs is: runs done, their rate, and
+// the time the rest should take at it.
+func runsLeft(done, total int, elapsed time.Duration) string {
+	each := elapsed / time.Duration(done)
+	left := each * time.Duration(total-done)
+	return fmt.Sprintf("progress phase=runs done=%d total=%d unit=runs elapsed=%s per_run=%s left=%s",
+		done, total, elapsed.Round(time.Second), each.Round(100*time.Millisecond), left.Round(time.Second))
 }
 
 // execPlans resolves the arms to run, or reads a reviewed plan document.

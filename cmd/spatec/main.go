@@ -66,6 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"vet":      cmdVet,
 		"version":  cmdVersion,
 		"exec":     cmdExec,
+		"sweep":    cmdSweep,
 		"ceiling":  cmdCeiling,
 		"validate": cmdValidate,
 		"report":   cmdReport,
@@ -113,6 +114,7 @@ commands:
                                          against an environment (or every one) and print the plans
   vet                                    check every entrant against every environment it supports
   exec --env E entrant[:variant]         run an entrant under its plan (or: exec plan.json)
+  sweep --env E entrant:study            run every point of a study, points × reps interleaved
   ceiling --measure --env E              measure the broker and ClickHouse ceilings (C12)
   pin --env E                            pin every image E pulls to its registry digest (envs/E/pins.cue)
   validate [results/]                    check the results log

@@ -97,9 +97,12 @@ func KnownUnit(u string) bool { return slices.Contains(KnownUnits, u) }
 // contract between the two; C7, C8 and C13 require most of them on every
 // measured record.
 const (
-	RowsPerS  = "rows_per_s"  // distinct rows landed / drain window (rows/s)
-	MsgsPerS  = "msgs_per_s"  // broker messages drained / window (msg/s)
-	BytesPerS = "bytes_per_s" // broker bytes drained / window (bytes/s)
+	RowsPerS = "rows_per_s" // distinct rows landed / drain window (rows/s)
+	// RowsInFlight is the rows the arm may hold at once by its
+	// configuration (#Entrant.inFlight), for memory per row in flight.
+	RowsInFlight = "rows_in_flight"
+	MsgsPerS     = "msgs_per_s"  // broker messages drained / window (msg/s)
+	BytesPerS    = "bytes_per_s" // broker bytes drained / window (bytes/s)
 
 	CoresUsed             = "cores_used"               // arm total: data plane + control plane (C8)
 	DataPlaneCoresUsed    = "data_plane_cores_used"    // data plane alone (C8)
@@ -121,6 +124,15 @@ const (
 	JVMHeapLivePeakBytes       = "jvm_heap_live_peak_bytes"      // C9
 	InfraBrokerConsumeShare    = "infra_broker_consume_share"    // arm rate / broker ceiling (C12)
 	InfraClickHouseIngestShare = "infra_clickhouse_ingest_share" // arm rate / ClickHouse ceiling (C12)
+)
+
+// The evidence a run gives.
+const (
+	// EvidenceMeasured: the run executed a plan document reviewed before
+	// it ran (spatec exec plan.json), so what it measured was fixed first.
+	EvidenceMeasured = "measured"
+	// EvidenceExploratory: the plan was resolved when the run started.
+	EvidenceExploratory = "exploratory"
 )
 
 // Flags a record may carry. Flags are machine-readable caveats; the note is
@@ -157,6 +169,8 @@ type SUT struct {
 	Entrant string `json:"entrant"`
 	// Variant is the variant name, empty for the entrant's default.
 	Variant string `json:"variant"`
+	// Study names the study the variant is a point of.
+	Study string `json:"study,omitempty"`
 	// Version is the version read inside the image (C16); VersionPinned
 	// is what the entrant declared. They differ only on a refused record.
 	Version       string      `json:"version"`
@@ -191,14 +205,18 @@ type Run struct {
 	PlanDigest string `json:"plan_digest"`
 	// InfraDigest is the digest of the infrastructure caps (broker,
 	// ClickHouse) so records under other infrastructure are told apart.
-	InfraDigest    string      `json:"infra_digest"`
-	SpatecVersion  string      `json:"spatec_version"`
-	SpatecCommit   string      `json:"spatec_commit"`
-	HarnessVersion int         `json:"harness_version"`
-	StartedAt      time.Time   `json:"started_at"`
-	EndedAt        time.Time   `json:"ended_at"`
-	Host           Host        `json:"host"`
-	Infra          []Container `json:"infra,omitempty"`
+	InfraDigest    string `json:"infra_digest"`
+	SpatecVersion  string `json:"spatec_version"`
+	SpatecCommit   string `json:"spatec_commit"`
+	HarnessVersion int    `json:"harness_version"`
+	// Evidence says how far the run may be cited: measured (its plan was
+	// reviewed, its digest fixed, before it ran) or exploratory (resolved
+	// on the spot).
+	Evidence  string      `json:"evidence,omitempty"`
+	StartedAt time.Time   `json:"started_at"`
+	EndedAt   time.Time   `json:"ended_at"`
+	Host      Host        `json:"host"`
+	Infra     []Container `json:"infra,omitempty"`
 	// Cgroups holds the cap files read back from each running container
 	// (C6), container name -> file name -> raw contents, exactly as the
 	// kernel wrote them so a reader can re-check them.
@@ -330,6 +348,9 @@ func (r *Record) Check() []string {
 			add("metric %s has unit %q, which is not a known unit (known: %s); add a new unit to record.KnownUnits together with the code that emits it",
 				name, u, strings.Join(KnownUnits, ", "))
 		}
+	}
+	if e := r.Run.Evidence; e != "" && e != EvidenceMeasured && e != EvidenceExploratory {
+		add("run.evidence is %q; it is %q or %q", e, EvidenceMeasured, EvidenceExploratory)
 	}
 	if s := r.Series; s != nil && (s.File == "" || !sha256Hex.MatchString(s.SHA256)) {
 		add("series names file %q with sha256 %q; it needs both, the digest as 64 hex digits", s.File, s.SHA256)
