@@ -37,7 +37,43 @@ func htmlTemplate() (*template.Template, error) {
 			}
 			return "–"
 		},
-		"charts": charts,
+		"charts":     charts,
+		"timecharts": timeCharts,
+		"join":       strings.Join,
+		"human":      human,
+		"bytes":      bytesText,
+		"trim":       trim,
+		"digest":     short,
+		"add":        func(a, b float64) float64 { return a + b },
+		"mul":        func(a float64, b int) float64 { return a * float64(b) },
+		"setting":    func(st *Study, p *Point) string { return st.setting(p) },
+		"mark": func(st *Study, p *Point) string {
+			var c []string
+			if p != nil && p == st.Knee {
+				c = append(c, "knee")
+			}
+			if p != nil && p == st.Best {
+				c = append(c, "best")
+			}
+			return strings.Join(c, " ")
+		},
+		"evidence": func(a *Arm) string {
+			var parts []string
+			for _, e := range []string{record.EvidenceMeasured, record.EvidenceExploratory} {
+				if n := a.Evidence[e]; n == a.Runs {
+					return e
+				} else if n > 0 {
+					parts = append(parts, fmt.Sprintf("%d %s", n, e))
+				}
+			}
+			return strings.Join(parts, ", ")
+		},
+		"opt": func(v *float64, unit string) string {
+			if v == nil {
+				return "–"
+			}
+			return unitText(*v, unit)
+		},
 		"plural": plural,
 		"f":      func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	}).Parse(htmlSource)

@@ -2,11 +2,8 @@ package report
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,8 +13,6 @@ import (
 	"spatec.dev/spatec/exec/record"
 	"spatec.dev/spatec/internal/testenv"
 )
-
-const chromiumPath = "/usr/bin/chromium"
 
 // reportWithTwoSections is the demo section plus an older, incomparable one.
 func reportWithTwoSections(t *testing.T) *Report {
@@ -68,67 +63,9 @@ func TestHTMLIsSelfContained(t *testing.T) {
 	}
 }
 
-// chromium runs headless Chromium on args and returns its stdout and the
-// console lines of its log: with --enable-logging=stderr every console
-// message (log, error, uncaught exception, CSP violation) is logged as a
-// CONSOLE line.
-func chromium(t *testing.T, args ...string) (stdout string, console []string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	base := []string{
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0",
-	}
-	cmd := exec.CommandContext(ctx, chromiumPath, append(base, args...)...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium %v: %v\n%s", args, err, errOut.String())
-	}
-	for _, l := range strings.Split(errOut.String(), "\n") {
-		if strings.Contains(l, ":CONSOLE") || strings.Contains(l, "Uncaught") {
-			console = append(console, l)
-		}
-	}
-	return out.String(), console
-}
-
-func requireChromium(t *testing.T) {
-	t.Helper()
-	if os.Getenv("SPATEC_BROWSER_TESTS") == "0" {
-		t.Skip("browser tests disabled by SPATEC_BROWSER_TESTS=0")
-	}
-	testenv.Require(t, "chromium ("+chromiumPath+", Debian package chromium)", func() error {
-		st, err := os.Stat(chromiumPath)
-		if err != nil {
-			return err
-		}
-		if st.Mode()&0o111 == 0 {
-			return errors.New(chromiumPath + " is not executable")
-		}
-		return nil
-	})
-}
-
-// artifacts is where the rendered page and its screenshot are kept:
-// $SPATEC_TEST_ARTIFACTS when set, so CI can publish them, else a temporary
-// directory.
-func artifacts(t *testing.T) string {
-	dir := os.Getenv("SPATEC_TEST_ARTIFACTS")
-	if dir == "" {
-		return t.TempDir()
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 func TestHTMLRendersInChromium(t *testing.T) {
-	requireChromium(t)
-	dir := artifacts(t)
+	testenv.RequireChromium(t)
+	dir := testenv.Artifacts(t)
 	page := filepath.Join(dir, "report.html")
 	f, err := os.Create(page)
 	if err != nil {
@@ -142,7 +79,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	}
 	url := "file://" + page
 
-	dom, console := chromium(t, "--dump-dom", url)
+	dom, console := testenv.Chromium(t, "--dump-dom", url)
 	if len(console) > 0 {
 		t.Errorf("the page logged to the console:\n%s", strings.Join(console, "\n"))
 	}
@@ -162,7 +99,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	}
 
 	shot := filepath.Join(dir, "report.png")
-	_, console = chromium(t, "--screenshot="+shot, "--window-size=1280,2000", "--hide-scrollbars", url)
+	_, console = testenv.Chromium(t, "--screenshot="+shot, "--window-size=1280,2000", "--hide-scrollbars", url)
 	if len(console) > 0 {
 		t.Errorf("the page logged to the console while rendering:\n%s", strings.Join(console, "\n"))
 	}
@@ -211,12 +148,12 @@ func near(a, b uint32) bool { return a+6 >= b && b+6 >= a }
 // The console check must be able to fail: a page that logs an error and
 // throws is caught.
 func TestChromiumConsoleCheckCatchesErrors(t *testing.T) {
-	requireChromium(t)
+	testenv.RequireChromium(t)
 	page := filepath.Join(t.TempDir(), "bad.html")
 	if err := os.WriteFile(page, []byte(`<!DOCTYPE html><p>x</p><script>console.error("bad-marker"); missingFunction();</script>`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, console := chromium(t, "--dump-dom", "file://"+page)
+	_, console := testenv.Chromium(t, "--dump-dom", "file://"+page)
 	joined := strings.Join(console, "\n")
 	if !strings.Contains(joined, "bad-marker") || !strings.Contains(joined, "Uncaught ReferenceError") {
 		t.Fatalf("the console check missed a logged error and an exception; console lines:\n%s", joined)

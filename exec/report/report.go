@@ -33,10 +33,17 @@ import (
 	"spatec.dev/spatec/exec/record"
 )
 
-// RowsPerSPerCore is the derived efficiency figure: each measured run's
+// The derived efficiency figures. RowsPerSPerCore is each measured run's
 // rows/s divided by the cores the whole arm used (data plane and control
-// plane), the stricter of the two C8 readings.
-const RowsPerSPerCore = "rows_per_s_per_core"
+// plane), the stricter of the two C8 readings: rows per core-second.
+// RowsPerSPerDataPlaneCore divides by the data plane's alone.
+// PeakBytesPerRowInFlight is the arm's anon+shmem peak over the rows its
+// configuration lets it hold at once.
+const (
+	RowsPerSPerCore          = "rows_per_s_per_core"
+	RowsPerSPerDataPlaneCore = "rows_per_s_per_data_plane_core"
+	PeakBytesPerRowInFlight  = "peak_bytes_per_row_in_flight"
+)
 
 // Options selects and frames what a report shows.
 type Options struct {
@@ -49,6 +56,9 @@ type Options struct {
 	// entrant has one arm in a section) or "entrant:variant". Empty means
 	// the leader: the ok arm with the highest median rows/s.
 	Baseline string
+	// Knee is the fraction of a study's best throughput within which its
+	// cheapest point is recommended; 0 means DefaultKnee.
+	Knee float64
 }
 
 // Report is the aggregated view of a set of result files.
@@ -63,6 +73,11 @@ type Report struct {
 	Sections          []*Section       `json:"sections"`
 	SkippedFiles      []string         `json:"skipped_files,omitempty"`
 	Problems          []record.Problem `json:"problems"`
+	// History is every arm over its sittings, this tool's records and
+	// any read from another's.
+	History []*History `json:"history,omitempty"`
+
+	history []HistoryRun
 }
 
 // Section holds the arms of one comparability class: one environment at one
@@ -85,6 +100,12 @@ type Section struct {
 	// NotComparable names the other sections of the same environment and
 	// what differs, so no reader compares across them.
 	NotComparable []string `json:"not_comparable,omitempty"`
+	// Overlaps says, for each other section of the same environment,
+	// whether an arm measured in both agrees within its spread: only such
+	// a point lets a reader set the two side by side.
+	Overlaps []string `json:"overlaps,omitempty"`
+	// Studies are the sweeps among the arms.
+	Studies []*Study `json:"studies,omitempty"`
 
 	arms map[armKey]*Arm
 }
@@ -95,7 +116,15 @@ type Arm struct {
 	Entrant string         `json:"entrant"`
 	Variant string         `json:"variant,omitempty"`
 	Knobs   map[string]any `json:"knobs,omitempty"`
-	Runs    int            `json:"runs"`
+	// Study names the study the arm is a point of.
+	Study string `json:"study,omitempty"`
+	// Evidence counts the runs by evidence: measured (a plan reviewed
+	// before it ran) or exploratory.
+	Evidence map[string]int `json:"evidence,omitempty"`
+	// Timelines names the series files of the arm's last measured runs,
+	// read only when a chart over time is drawn.
+	Timelines []Timeline `json:"-"`
+	Runs      int        `json:"runs"`
 	// Measured counts the runs whose metrics were aggregated (ok and
 	// infra_bound); failed and refused runs count in Runs only.
 	Measured int `json:"measured"`
@@ -160,7 +189,7 @@ func Load(paths []string, opts Options) (*Report, []record.Problem, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	b := builder{rep: rep, sections: map[sectionKey]*Section{}}
+	b := builder{rep: rep, sections: map[sectionKey]*Section{}, knee: opts.Knee}
 	for _, path := range files {
 		rep.Files++
 		scan := record.ScanOptions{Env: opts.Env}
@@ -222,10 +251,12 @@ func expand(paths []string, env string, rep *Report) ([]string, error) {
 type builder struct {
 	rep      *Report
 	sections map[sectionKey]*Section
+	knee     float64
 }
 
 func (b *builder) add(path string, line int, rec *record.Record) {
 	b.rep.Records++
+	b.rep.history = append(b.rep.history, historyOf(rec))
 	sk := sectionKey{rec.Run.Env, rec.Run.EnvDigest, rec.Run.HarnessVersion, rec.Run.Dataset.Version}
 	sec := b.sections[sk]
 	if sec == nil {
@@ -253,7 +284,7 @@ func (b *builder) add(path string, line int, rec *record.Record) {
 	arm := sec.arms[ak]
 	if arm == nil {
 		arm = &Arm{
-			Entrant: ak.entrant, Variant: ak.variant, Knobs: rec.Variant,
+			Entrant: ak.entrant, Variant: ak.variant, Knobs: rec.Variant, Study: rec.SUT.Study, Evidence: map[string]int{},
 			Status: record.StatusOK, StatusCounts: map[record.Status]int{},
 			Metrics: map[string]*Stat{}, series: map[string]*series{},
 		}
@@ -261,6 +292,7 @@ func (b *builder) add(path string, line int, rec *record.Record) {
 	}
 	arm.Runs++
 	arm.StatusCounts[rec.Status]++
+	arm.Evidence[cmp.Or(rec.Run.Evidence, record.EvidenceExploratory)]++
 	if rec.Status.Severity() > arm.Status.Severity() {
 		arm.Status = rec.Status
 	}
@@ -277,6 +309,12 @@ func (b *builder) add(path string, line int, rec *record.Record) {
 	}
 	arm.Measured++
 	arm.Resolution = max(arm.Resolution, rec.Run.Window.Resolution())
+	if rec.Series != nil {
+		arm.Timelines = append(arm.Timelines, Timeline{Log: path, RunID: rec.RunID, Rep: rec.Rep, Ref: *rec.Series})
+		if len(arm.Timelines) > maxTimelines {
+			arm.Timelines = arm.Timelines[1:]
+		}
+	}
 	for name, m := range rec.Metrics {
 		b.value(arm, path, line, rec.RunID, name, m)
 	}
@@ -284,6 +322,16 @@ func (b *builder) add(path string, line int, rec *record.Record) {
 		if cores, ok := rec.Metrics[record.CoresUsed]; ok && cores.Value > 0 {
 			b.value(arm, path, line, rec.RunID, RowsPerSPerCore,
 				record.Metric{Value: rows.Value / cores.Value, Unit: perCore(rows.Unit), HigherIsBetter: true})
+		}
+		if cores, ok := rec.Metrics[record.DataPlaneCoresUsed]; ok && cores.Value > 0 {
+			b.value(arm, path, line, rec.RunID, RowsPerSPerDataPlaneCore,
+				record.Metric{Value: rows.Value / cores.Value, Unit: perCore(rows.Unit), HigherIsBetter: true})
+		}
+	}
+	if peak, ok := rec.Metrics[record.PeakAnonBytes]; ok {
+		if n, ok := rec.Metrics[record.RowsInFlight]; ok && n.Value > 0 {
+			b.value(arm, path, line, rec.RunID, PeakBytesPerRowInFlight,
+				record.Metric{Value: peak.Value / n.Value, Unit: "bytes"})
 		}
 	}
 }
@@ -329,6 +377,7 @@ func (b *builder) finish(baseline string) {
 		sec.arms = nil
 		labelArms(sec.Arms)
 		rank(sec, baseline)
+		sec.Studies = studies(sec, b.knee)
 		b.rep.Sections = append(b.rep.Sections, sec)
 	}
 	slices.SortFunc(b.rep.Sections, func(a, b *Section) int {
@@ -343,10 +392,12 @@ func (b *builder) finish(baseline string) {
 	for i, sec := range b.rep.Sections {
 		sec.ID = fmt.Sprintf("S%d", i+1)
 	}
+	b.rep.History = histories(b.rep.history)
 	for _, sec := range b.rep.Sections {
 		for _, other := range b.rep.Sections {
 			if other != sec && other.Env == sec.Env {
 				sec.NotComparable = append(sec.NotComparable, fmt.Sprintf("not comparable with %s: %s", other.ID, differences(sec, other)))
+				sec.Overlaps = append(sec.Overlaps, overlap(sec, other))
 			}
 		}
 	}
