@@ -1,0 +1,187 @@
+// Package interop moves run records between spatec and the public reference
+// harness (github.com/spate-etl/benchmark), whose records are "schema 2".
+//
+// The two tools measure the same kind of thing (a streaming arm draining a
+// Kafka-compatible topic into ClickHouse, under cgroup caps) and record it in
+// look-alike JSON, which is exactly what makes a careless mapping dangerous:
+// fields with the same name mean different things. The traps, each handled
+// where the mapping is made:
+//
+//   - harness_version 1 is spatec's measurement protocol in one tool and the
+//     reference harness's in the other. Entries carry which tool's protocol
+//     the number belongs to, and an exported record says so in its note.
+//   - schema 2's "records/s" counts ClickHouse rows (one flattened event that
+//     survived the workload's filters), not Kafka messages, so it is rows/s
+//     with a factor of 1; but it counts every landed row (count(),
+//     duplicates included) where spatec counts distinct rows.
+//   - peak_anon_bytes is the cgroup's anon alone in schema 2 and anon+shmem
+//     in spatec (contract C7), so a JVM keeping its heap in shared memory
+//     reads very differently.
+//   - schema 2 states durations in µs and byte rates in MB/s (10^6 bytes),
+//     spatec in s and bytes/s; it has no unit for a message rate or a bare
+//     count at all.
+//
+// Reading (ReadSchema2, FromRecord) produces Entry values for a history
+// table; writing (Export) produces a schema-2 line the reference would accept,
+// or says which required facts spatec never recorded.
+package interop
+
+import (
+	"time"
+
+	"spatec.dev/spatec/exec/record"
+)
+
+// Where an Entry came from, and whose measurement protocol its
+// HarnessVersion numbers.
+const (
+	SourceSpatec  = "spatec"
+	SourceSchema2 = "schema2"
+)
+
+// Entry is one run as a history table knows it, from either tool's records.
+// It carries what both tools record with the same meaning, and says where
+// the meanings part (HarnessProtocol, PeakAnonIncludesShmem, Caveats) rather
+// than pretending they do not.
+type Entry struct {
+	// Source is SourceSpatec or SourceSchema2: which tool wrote the record.
+	Source string
+	// File and Line say where the record was read (Line is 1-based), so a
+	// row in a table can be traced back to the line that produced it.
+	File string
+	Line int
+
+	RunID     string
+	Rep, Reps int
+	Entrant   string
+	// Variant is the variant's name: spatec's sut.variant (empty for the
+	// entrant's default), schema 2's sut.variant_id. The knob values
+	// themselves are not carried.
+	Variant string
+	Env     string
+	// EnvDigest identifies the environment a run was measured in. For
+	// spatec it is run.env_digest, the digest of the resolved environment
+	// (host, infrastructure caps, partitions, workload). For schema 2 it is
+	// run.env_digest too, the content hash of the resolved environments/
+	// <env_id>.toml, which declares the same things; that is the closest
+	// counterpart, and each tool also hashes the infrastructure envelope on
+	// its own, carried as InfraDigest. The two tools hash different inputs
+	// with different code, so digests are only ever equal within one tool.
+	EnvDigest string
+	// InfraDigest is spatec's run.infra_digest or schema 2's
+	// run.infra.digest: the infrastructure caps the arm ran beside.
+	InfraDigest string
+	// DatasetVersion names the corpus drained (spatec run.dataset.version,
+	// schema 2 run.dataset_version); the two tools' corpora differ.
+	DatasetVersion string
+
+	// StartedAt is when the run started: spatec's run.started_at. Schema 2
+	// does not record a start, so it is zero there.
+	StartedAt time.Time
+	// EndedAt is when the run ended: spatec's run.ended_at, or schema 2's
+	// run.ts_ms, which the reference stamps when it builds the record,
+	// after the measurement window closed.
+	EndedAt time.Time
+
+	// HarnessVersion is the measurement protocol's version, and
+	// HarnessProtocol (SourceSpatec or SourceSchema2) whose protocol it
+	// numbers. Both tools start at 1 and mean different windows, drain
+	// rules and gates by it, so two entries are comparable only when both
+	// fields match.
+	HarnessVersion  int
+	HarnessProtocol string
+
+	// ArmVersion is the version of the system under test: spatec's
+	// sut.version (read inside the image); schema 2's sut.version, or its
+	// sut.commit when the system has no release and the reference records
+	// the commit instead.
+	ArmVersion string
+	// Status is the record's status in its own tool's vocabulary: spatec's
+	// ok, infra_bound, refused, failed; schema 2's ok, infra_bound,
+	// unsupported, failed. They are kept apart because they are not the
+	// same set: schema 2 has no refused (the reference records its own
+	// refusals as failed) and spatec has no unsupported.
+	Status string
+
+	// Headline figures, nil when not observed. They are filled only for a
+	// status that carries a measurement (ok, infra_bound in both tools): a
+	// failed run's partial numbers are not a measurement of the arm.
+	//
+	// RowsPerS is rows landed in ClickHouse per second of the window. From
+	// schema 2 it is metrics.rows_per_s, whose unit "records/s" means rows
+	// (factor 1), counted with duplicates; see Caveats.
+	RowsPerS *float64
+	// CoresUsed is the arm's mean cores over the window, data plane and
+	// control plane together, in both tools.
+	CoresUsed *float64
+	// PeakAnonBytes is the arm's peak memory at one instant, in bytes,
+	// page cache excluded. PeakAnonIncludesShmem says whether shared memory
+	// is in it: true for spatec (C7), false for schema 2, which reads the
+	// cgroup's anon alone.
+	PeakAnonBytes         *float64
+	PeakAnonIncludesShmem bool
+
+	// Note is the record's free text, as written.
+	Note string
+
+	// Caveats are the places where this entry's figures mean something
+	// other than a spatec entry's would, in words for a report.
+	Caveats []string
+
+	// Unmapped names the schema-2 fields of the record that held
+	// information no Entry field carries (dotted paths such as
+	// "run.trigger" or "metrics.cpu_us_per_row"), sorted, so a report can
+	// say what was not carried over. Nil for spatec records.
+	Unmapped []string
+}
+
+// Time returns the best-known time of the run, StartedAt or else EndedAt, for
+// ordering a history table that mixes the two tools.
+func (e Entry) Time() time.Time {
+	if !e.StartedAt.IsZero() {
+		return e.StartedAt
+	}
+	return e.EndedAt
+}
+
+// FromRecord returns the Entry of a spatec record read at file:line.
+func FromRecord(file string, line int, r record.Record) Entry {
+	e := Entry{
+		Source:                SourceSpatec,
+		File:                  file,
+		Line:                  line,
+		RunID:                 r.RunID,
+		Rep:                   r.Rep,
+		Reps:                  r.Reps,
+		Entrant:               r.SUT.Entrant,
+		Variant:               r.SUT.Variant,
+		Env:                   r.Run.Env,
+		EnvDigest:             r.Run.EnvDigest,
+		InfraDigest:           r.Run.InfraDigest,
+		DatasetVersion:        r.Run.Dataset.Version,
+		StartedAt:             r.Run.StartedAt,
+		EndedAt:               r.Run.EndedAt,
+		HarnessVersion:        r.Run.HarnessVersion,
+		HarnessProtocol:       SourceSpatec,
+		ArmVersion:            r.SUT.Version,
+		Status:                string(r.Status),
+		PeakAnonIncludesShmem: true,
+		Note:                  r.Note,
+	}
+	if r.Status.CarriesMeasurement() {
+		e.RowsPerS = spatecFigure(r.Metrics, record.RowsPerS, "rows/s")
+		e.CoresUsed = spatecFigure(r.Metrics, record.CoresUsed, "cores")
+		e.PeakAnonBytes = spatecFigure(r.Metrics, record.PeakAnonBytes, "bytes")
+	}
+	return e
+}
+
+// spatecFigure is metric name when it is in unit; a value in any other unit
+// is not the figure the field promises, so it is left out.
+func spatecFigure(m map[string]record.Metric, name, unit string) *float64 {
+	v, ok := m[name]
+	if !ok || v.Unit != unit {
+		return nil
+	}
+	return &v.Value
+}
