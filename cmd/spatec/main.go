@@ -70,6 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"ceiling":  cmdCeiling,
 		"validate": cmdValidate,
 		"report":   cmdReport,
+		"export":   cmdExport,
 		"pin":      cmdPin,
 	}
 	cmd, ok := cmds[args[0]]
@@ -118,7 +119,8 @@ commands:
   ceiling --measure --env E              measure the broker and ClickHouse ceilings (C12)
   pin --env E                            pin every image E pulls to its registry digest (envs/E/pins.cue)
   validate [results/]                    check the results log
-  report [results/...]                   aggregate records into a comparison
+  report [results/...]                   aggregate records into a comparison (and history)
+  export --to schema2 [results/...]      write records as the reference harness's schema 2
   version                                print the version and commit
 
 exit codes: 0 ok, 1 problems or a failed run, 2 usage, 3 REFUSED

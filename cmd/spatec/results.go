@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"spatec.dev/spatec/exec/interop"
 	"spatec.dev/spatec/exec/record"
 	"spatec.dev/spatec/exec/report"
 )
@@ -24,12 +25,19 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	n := 0
 	for _, root := range roots {
-		sum, problems := record.ValidateTree(root)
+		sum, problems := record.ValidateTreeWith(root, func(path string) (int, []record.Problem, bool) {
+			entries, ps, ok := interop.ReadFile(path)
+			return len(entries), ps, ok
+		})
 		for _, p := range problems {
 			fmt.Fprintln(stderr, p)
 		}
 		n += len(problems)
-		fmt.Fprintf(stdout, "%s: %d files, %d records, %d problems\n", root, sum.Files, sum.Records, len(problems))
+		foreign := ""
+		if sum.ForeignFiles > 0 {
+			foreign = fmt.Sprintf(" (and %d schema-2 records of the reference harness in %d files, read as history)", sum.Foreign, sum.ForeignFiles)
+		}
+		fmt.Fprintf(stdout, "%s: %d files, %d records%s, %d problems\n", root, sum.Files, sum.Records, foreign, len(problems))
 	}
 	if n > 0 {
 		return problemsError{n}
@@ -43,6 +51,7 @@ func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	env := fs.String("env", "", "only this environment")
 	baseline := fs.String("baseline", "", "entrant the ratios are against (default: the leader)")
 	format := fs.String("format", "table", "table, csv, json or html")
+	knee := fs.Float64("knee", report.DefaultKnee, "a study recommends its cheapest point within this fraction of its best throughput")
 	out := fs.String("o", "", "write to this file instead of standard output")
 	args, err := parseFlags(fs, args)
 	if err != nil {
@@ -52,7 +61,7 @@ func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if len(paths) == 0 {
 		paths = []string{"results"}
 	}
-	rep, problems, err := report.Load(paths, report.Options{Env: *env, Baseline: *baseline})
+	rep, problems, err := report.Load(paths, report.Options{Env: *env, Baseline: *baseline, Knee: *knee, Foreign: schema2History})
 	if err != nil {
 		return err
 	}
@@ -87,4 +96,22 @@ func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) error
 		return problemsError{len(problems)}
 	}
 	return nil
+}
+
+// schema2History reads a results file of the reference harness's into the
+// report's history, saying per run which protocol it was measured under.
+func schema2History(path string) ([]report.HistoryRun, []record.Problem, bool) {
+	entries, problems, ok := interop.ReadFile(path)
+	if !ok {
+		return nil, nil, false
+	}
+	runs := make([]report.HistoryRun, len(entries))
+	for i, e := range entries {
+		runs[i] = report.HistoryRun{
+			Source: "schema-2", Entrant: e.Entrant, Variant: e.Variant, Env: e.Env, EnvDigest: e.EnvDigest,
+			Started: e.Time(), Harness: fmt.Sprintf("%s %d", e.HarnessProtocol, e.HarnessVersion), ArmVersion: e.ArmVersion,
+			Status: e.Status, RowsPerS: e.RowsPerS, Cores: e.CoresUsed, Peak: e.PeakAnonBytes,
+		}
+	}
+	return runs, problems, true
 }

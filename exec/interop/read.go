@@ -245,3 +245,29 @@ func s2Figure(m map[string]s2Metric, name, unit string) (*float64, bool) {
 	x := v.Value
 	return &x, true
 }
+
+// ReadFile reads a results file of the reference harness's, when it is
+// one: its first non-blank line is a schema-2 record. handled is false for
+// any other file (a spatec log), which the caller reads itself; a file
+// that cannot be opened is left to the caller too, which says why.
+func ReadFile(path string) (entries []Entry, problems []record.Problem, handled bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, false
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), record.MaxLineBytes)
+	first := []byte(nil)
+	for sc.Scan() {
+		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
+			first = line
+			break
+		}
+	}
+	f.Close()
+	if first == nil || !IsSchema2(first) {
+		return nil, nil, false
+	}
+	entries, problems = ReadSchema2(path)
+	return entries, problems, true
+}

@@ -13,7 +13,15 @@ import (
 type Summary struct {
 	Files   int
 	Records int
+	// Foreign counts the records read in another tool's format, and
+	// ForeignFiles the files that held them.
+	Foreign, ForeignFiles int
 }
+
+// Foreign reads a results file written by another tool, when it is one:
+// handled says whether it was, records how many records it held, problems
+// each defect at its file and line. Validate hands it every file first.
+type Foreign func(path string) (records int, problems []Problem, handled bool)
 
 // Validate walks the results tree at root and returns every problem it finds,
 // each located by file and line, sorted by file then line. Nil means the tree
@@ -33,6 +41,12 @@ func Validate(root string) []Problem {
 // ValidateTree is Validate, also returning how many files and records it
 // read, for a summary line.
 func ValidateTree(root string) (Summary, []Problem) {
+	return ValidateTreeWith(root, nil)
+}
+
+// ValidateTreeWith is ValidateTree, reading the files foreign handles in
+// their own format (their records count in Summary.Foreign).
+func ValidateTreeWith(root string, foreign Foreign) (Summary, []Problem) {
 	var sum Summary
 	var problems []Problem
 
@@ -60,6 +74,14 @@ func ValidateTree(root string) (Summary, []Problem) {
 	seen := map[string]string{}
 	for _, path := range files {
 		sum.Files++
+		if foreign != nil {
+			if n, ps, ok := foreign(path); ok {
+				sum.Foreign += n
+				sum.ForeignFiles++
+				problems = append(problems, ps...)
+				continue
+			}
+		}
 		opts := ScanOptions{Strict: true}
 		if env, entrant, ok := layoutUnder(root, path); ok {
 			opts.Env, opts.Entrant = env, entrant

@@ -97,13 +97,6 @@ func historyOf(rec *record.Record) HistoryRun {
 	return h
 }
 
-// AddHistory adds runs read elsewhere (another tool's records) to the
-// report's history, and rebuilds it.
-func (r *Report) AddHistory(runs []HistoryRun) {
-	r.history = append(r.history, runs...)
-	r.History = histories(r.history)
-}
-
 // histories groups runs into arms and sittings, oldest sitting first.
 func histories(runs []HistoryRun) []*History {
 	type sittingKey struct{ date, source, env, digest, harness, version string }

@@ -59,6 +59,10 @@ type Options struct {
 	// Knee is the fraction of a study's best throughput within which its
 	// cheapest point is recommended; 0 means DefaultKnee.
 	Knee float64
+	// Foreign reads a results file of another tool's, when it is one,
+	// into history: its runs join the history table and nothing else (the
+	// tools' numbers are not comparable run for run).
+	Foreign func(path string) (runs []HistoryRun, problems []record.Problem, handled bool)
 }
 
 // Report is the aggregated view of a set of result files.
@@ -74,8 +78,9 @@ type Report struct {
 	SkippedFiles      []string         `json:"skipped_files,omitempty"`
 	Problems          []record.Problem `json:"problems"`
 	// History is every arm over its sittings, this tool's records and
-	// any read from another's.
-	History []*History `json:"history,omitempty"`
+	// any read from another's; ForeignRuns counts the latter.
+	History     []*History `json:"history,omitempty"`
+	ForeignRuns int        `json:"foreign_runs,omitempty"`
 
 	history []HistoryRun
 }
@@ -192,6 +197,14 @@ func Load(paths []string, opts Options) (*Report, []record.Problem, error) {
 	b := builder{rep: rep, sections: map[sectionKey]*Section{}, knee: opts.Knee}
 	for _, path := range files {
 		rep.Files++
+		if opts.Foreign != nil {
+			if runs, probs, ok := opts.Foreign(path); ok {
+				rep.history = append(rep.history, runs...)
+				rep.ForeignRuns += len(runs)
+				rep.Problems = append(rep.Problems, probs...)
+				continue
+			}
+		}
 		scan := record.ScanOptions{Env: opts.Env}
 		if env, entrant, ok := record.Layout(path); ok {
 			if scan.Env == "" {
