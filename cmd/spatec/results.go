@@ -61,6 +61,7 @@ func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if len(paths) == 0 {
 		paths = []string{"results"}
 	}
+	prepareReadHeap()
 	rep, problems, err := report.Load(paths, report.Options{Env: *env, Baseline: *baseline, Knee: *knee, Foreign: schema2History})
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,61 +78,109 @@ type historyDot struct {
 	Title string
 }
 
-// historyOf is a spatec record as history.
-func historyOf(rec *record.Record) HistoryRun {
-	h := HistoryRun{
-		Source: "spatec", Entrant: rec.SUT.Entrant, Variant: rec.SUT.Variant, Env: rec.Run.Env,
-		EnvDigest: rec.Run.EnvDigest, Started: rec.Run.StartedAt,
-		Harness: fmt.Sprintf("spatec %d", rec.Run.HarnessVersion), ArmVersion: rec.SUT.Version, Status: string(rec.Status),
-	}
-	if rec.Status.CarriesMeasurement() {
-		get := func(name string) *float64 {
-			if m, ok := rec.Metrics[name]; ok {
-				v := m.Value
-				return &v
-			}
-			return nil
-		}
-		h.RowsPerS, h.Cores, h.Peak = get(record.RowsPerS), get(record.CoresUsed), get(record.PeakAnonBytes)
-	}
-	return h
+// historyAcc gathers runs into arms and sittings as they are read, so
+// that a history over years of records holds one entry a sitting, not one
+// a run.
+type historyAcc struct {
+	arms map[armName]*armHistory
 }
 
-// histories groups runs into arms and sittings, oldest sitting first.
-func histories(runs []HistoryRun) []*History {
-	type sittingKey struct{ date, source, env, digest, harness, version string }
-	arms := map[string]map[sittingKey][]HistoryRun{}
-	for _, h := range runs {
-		arm := h.Entrant
-		if h.Variant != "" {
-			arm += ":" + h.Variant
-		}
-		k := sittingKey{h.Started.UTC().Format(time.DateOnly), h.Source, h.Env, h.EnvDigest, h.Harness, h.ArmVersion}
-		if arms[arm] == nil {
-			arms[arm] = map[sittingKey][]HistoryRun{}
-		}
-		arms[arm][k] = append(arms[arm][k], h)
+type armName struct{ entrant, variant string }
+
+// armHistory is one arm's sittings. The runs of a sitting mostly come one
+// after another in a log, so the last one is tried before the map.
+type armHistory struct {
+	sittings map[sittingKey]*sittingAcc
+	lastKey  sittingKey
+	last     *sittingAcc
+}
+
+type sittingKey struct {
+	year, month, day                      int
+	source, env, digest, harness, version string
+}
+
+type sittingAcc struct {
+	runs              int
+	rows, cores, peak []float64
+}
+
+func (a *historyAcc) sitting(entrant, variant string, k sittingKey) *sittingAcc {
+	if a.arms == nil {
+		a.arms = map[armName]*armHistory{}
 	}
+	h := a.arms[armName{entrant, variant}]
+	if h == nil {
+		h = &armHistory{sittings: map[sittingKey]*sittingAcc{}}
+		a.arms[armName{entrant, variant}] = h
+	}
+	if h.last == nil || h.lastKey != k {
+		s := h.sittings[k]
+		if s == nil {
+			s = &sittingAcc{}
+			h.sittings[k] = s
+		}
+		h.lastKey, h.last = k, s
+	}
+	h.last.runs++
+	return h.last
+}
+
+func keyOf(t time.Time, source, env, digest, harness, version string) sittingKey {
+	y, m, d := t.UTC().Date()
+	return sittingKey{y, int(m), d, source, env, digest, harness, version}
+}
+
+// addRecord adds a spatec record.
+func (a *historyAcc) addRecord(rec *record.Record) {
+	s := a.sitting(rec.SUT.Entrant, rec.SUT.Variant, keyOf(rec.Run.StartedAt, "spatec", rec.Run.Env, rec.Run.EnvDigest,
+		"spatec "+strconv.Itoa(rec.Run.HarnessVersion), rec.SUT.Version))
+	if !rec.Status.CarriesMeasurement() {
+		return
+	}
+	if m, ok := rec.Metrics[record.RowsPerS]; ok {
+		s.rows = append(s.rows, m.Value)
+	}
+	if m, ok := rec.Metrics[record.CoresUsed]; ok {
+		s.cores = append(s.cores, m.Value)
+	}
+	if m, ok := rec.Metrics[record.PeakAnonBytes]; ok {
+		s.peak = append(s.peak, m.Value)
+	}
+}
+
+// add adds a run read from another tool's records.
+func (a *historyAcc) add(h HistoryRun) {
+	s := a.sitting(h.Entrant, h.Variant, keyOf(h.Started, h.Source, h.Env, h.EnvDigest, h.Harness, h.ArmVersion))
+	for _, f := range []struct {
+		v   *float64
+		out *[]float64
+	}{{h.RowsPerS, &s.rows}, {h.Cores, &s.cores}, {h.Peak, &s.peak}} {
+		if f.v != nil {
+			*f.out = append(*f.out, *f.v)
+		}
+	}
+}
+
+// histories lays the arms out, oldest sitting first.
+func (a *historyAcc) histories() []*History {
+	names := slices.Collect(maps.Keys(a.arms))
+	label := func(n armName) string {
+		if n.variant == "" {
+			return n.entrant
+		}
+		return n.entrant + ":" + n.variant
+	}
+	slices.SortFunc(names, func(x, y armName) int { return cmp.Compare(label(x), label(y)) })
 	var out []*History
-	for i, arm := range slices.Sorted(maps.Keys(arms)) {
-		hist := &History{Arm: arm}
-		for k, rs := range arms[arm] {
-			s := &Sitting{Date: k.date, Source: k.source, Env: k.env, EnvDigest: k.digest, Harness: k.harness, ArmVersion: k.version, Runs: len(rs)}
-			var rows, cores, peak []float64
-			for _, h := range rs {
-				if h.RowsPerS != nil {
-					s.Measured++
-					rows = append(rows, *h.RowsPerS)
-				}
-				if h.Cores != nil {
-					cores = append(cores, *h.Cores)
-				}
-				if h.Peak != nil {
-					peak = append(peak, *h.Peak)
-				}
-			}
-			s.RowsPerS, s.Cores, s.Peak = medianOf(rows), medianOf(cores), medianOf(peak)
-			hist.Sittings = append(hist.Sittings, s)
+	for i, arm := range names {
+		hist := &History{Arm: label(arm)}
+		for k, acc := range a.arms[arm].sittings {
+			hist.Sittings = append(hist.Sittings, &Sitting{
+				Date: fmt.Sprintf("%04d-%02d-%02d", k.year, k.month, k.day), Source: k.source, Env: k.env, EnvDigest: k.digest,
+				Harness: k.harness, ArmVersion: k.version, Runs: acc.runs, Measured: len(acc.rows),
+				RowsPerS: medianOf(acc.rows), Cores: medianOf(acc.cores), Peak: medianOf(acc.peak),
+			})
 		}
 		slices.SortFunc(hist.Sittings, func(a, b *Sitting) int {
 			return cmp.Or(cmp.Compare(a.Date, b.Date), cmp.Compare(a.EnvDigest, b.EnvDigest), cmp.Compare(a.Source, b.Source))

@@ -82,7 +82,7 @@ type Report struct {
 	History     []*History `json:"history,omitempty"`
 	ForeignRuns int        `json:"foreign_runs,omitempty"`
 
-	history []HistoryRun
+	history historyAcc
 }
 
 // Section holds the arms of one comparability class: one environment at one
@@ -199,7 +199,9 @@ func Load(paths []string, opts Options) (*Report, []record.Problem, error) {
 		rep.Files++
 		if opts.Foreign != nil {
 			if runs, probs, ok := opts.Foreign(path); ok {
-				rep.history = append(rep.history, runs...)
+				for _, h := range runs {
+					rep.history.add(h)
+				}
 				rep.ForeignRuns += len(runs)
 				rep.Problems = append(rep.Problems, probs...)
 				continue
@@ -269,7 +271,7 @@ type builder struct {
 
 func (b *builder) add(path string, line int, rec *record.Record) {
 	b.rep.Records++
-	b.rep.history = append(b.rep.history, historyOf(rec))
+	b.rep.history.addRecord(rec)
 	sk := sectionKey{rec.Run.Env, rec.Run.EnvDigest, rec.Run.HarnessVersion, rec.Run.Dataset.Version}
 	sec := b.sections[sk]
 	if sec == nil {
@@ -405,7 +407,7 @@ func (b *builder) finish(baseline string) {
 	for i, sec := range b.rep.Sections {
 		sec.ID = fmt.Sprintf("S%d", i+1)
 	}
-	b.rep.History = histories(b.rep.history)
+	b.rep.History = b.rep.history.histories()
 	for _, sec := range b.rep.Sections {
 		for _, other := range b.rep.Sections {
 			if other != sec && other.Env == sec.Env {
