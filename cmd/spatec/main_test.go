@@ -203,6 +203,9 @@ func TestExecLocalReference(t *testing.T) {
 		record.RowsPerS, record.WindowSeconds,
 	}
 	for i, rec := range recs {
+		if rec.Run.Evidence != record.EvidenceExploratory {
+			t.Errorf("record %d: evidence %q, want %q for a plan resolved on the spot", i, rec.Run.Evidence, record.EvidenceExploratory)
+		}
 		if rec.Status != record.StatusOK || rec.Rep != i+1 || rec.Reps != 3 {
 			t.Errorf("record %d: status %s rep %d/%d, note %q", i, rec.Status, rec.Rep, rec.Reps, rec.Note)
 		}
@@ -355,6 +358,10 @@ func TestReviewedPlanRuns(t *testing.T) {
 	recs := readRecords(t, record.PathFor(results, "local", "reference", time.Now()))
 	if len(recs) != 1 || recs[0].Run.PlanDigest != doc.Digest || recs[0].SUT.Variant != "small-batch" {
 		t.Fatalf("records %+v, want one of plan %s", recs, doc.Digest)
+	}
+	// A plan reviewed before it ran gives measured evidence.
+	if recs[0].Run.Evidence != record.EvidenceMeasured {
+		t.Errorf("evidence %q, want %q for a run of a reviewed plan", recs[0].Run.Evidence, record.EvidenceMeasured)
 	}
 	assertNothingLeft(t)
 }
