@@ -1,0 +1,174 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"spatec.dev/spatec/exec/record"
+)
+
+// point is one run of a study's point: its knob values, throughput and
+// peak memory.
+func point(t *testing.T, batch, flush float64, rows, peakMiB float64, rep int) *record.Record {
+	return run(t, "reference", rows, at(time.Duration(rep)*time.Minute), peak(peakMiB*(1<<20), peakMiB*(1<<20)), func(r *record.Record) {
+		r.SUT.Variant = fmt.Sprintf("bf-%v-%v", batch, flush)
+		r.SUT.Study = "bf"
+		r.Variant = map[string]any{"batch_rows": batch, "flush_ms": flush, "consumers": 4.0}
+		r.Metrics[record.RowsInFlight] = record.Metric{Value: 4 * batch, Unit: "count"}
+	})
+}
+
+// TestStudyKneeAnomaliesInteractions: the recommended point is the
+// cheapest within 2% of the best, not the best; a step against the trend
+// beyond the spread is listed; the gain of one knob is given at each value
+// of the other.
+func TestStudyKneeAnomaliesInteractions(t *testing.T) {
+	root := t.TempDir()
+	// rows/s by batch (rows) and flush (columns):
+	//           flush 100      flush 500
+	// 1000      50k (100 MiB)  52k (110 MiB)
+	// 10000     80k (200 MiB)  79k (205 MiB)   ← knee: 80k is 98.8% of 81k, at 200 MiB
+	// 100000    70k (400 MiB)  81k (600 MiB)   ← best; 70k after 80k is an anomaly
+	grid := [][4]float64{
+		{1000, 100, 50_000, 100}, {1000, 500, 52_000, 110},
+		{10_000, 100, 80_000, 200}, {10_000, 500, 79_000, 205},
+		{100_000, 100, 70_000, 400}, {100_000, 500, 81_000, 600},
+	}
+	var recs []*record.Record
+	for rep := range 2 {
+		for _, g := range grid {
+			jitter := float64(rep) * 100 // a spread far below the steps
+			recs = append(recs, point(t, g[0], g[1], g[2]+jitter, g[3], rep))
+		}
+	}
+	appendAll(t, root, recs...)
+	rep, problems := load(t, root, Options{})
+	if len(problems) > 0 || len(rep.Sections) != 1 || len(rep.Sections[0].Studies) != 1 {
+		t.Fatalf("problems %v, %d sections; want one study", problems, len(rep.Sections))
+	}
+	st := rep.Sections[0].Studies[0]
+	if strings.Join(st.Axes, ",") != "batch_rows,flush_ms" {
+		t.Errorf("axes %v, want the two knobs that vary (consumers does not)", st.Axes)
+	}
+	if got := st.setting(st.Best); got != "batch_rows=100000, flush_ms=500" {
+		t.Errorf("best %s", got)
+	}
+	if got := st.setting(st.Knee); got != "batch_rows=10000, flush_ms=100" {
+		t.Errorf("knee %s, want the cheapest within 2%% of the best", got)
+	}
+	for _, want := range []string{"80.0k rows/s, 98.8% of the best (81.0k at batch_rows=100000, flush_ms=500)", "a peak of 200 MiB against 600 MiB"} {
+		if !strings.Contains(st.KneeWhy, want) {
+			t.Errorf("knee justification %q lacks %q", st.KneeWhy, want)
+		}
+	}
+	if len(st.Anomalies) != 1 || !strings.Contains(st.Anomalies[0], "rows/s along batch_rows at flush_ms=100 is not monotonic: 1000: 50.0k → 10000: 80.0k → 100000: 70.0k") {
+		t.Errorf("anomalies %q", st.Anomalies)
+	}
+	if !strings.Contains(strings.Join(st.Interactions, "\n"), "batch_rows 1000 → 100000 gains 1.40× at flush_ms=100, 1.56× at flush_ms=500") {
+		t.Errorf("interactions %q", st.Interactions)
+	}
+	// A tighter knee moves the recommendation to the best itself.
+	rep, _ = load(t, root, Options{Knee: 0.005})
+	if st := rep.Sections[0].Studies[0]; st.Knee != st.Best {
+		t.Errorf("with a 0.5%% knee the recommendation is %s, want the best", st.setting(st.Knee))
+	}
+	// Memory per row in flight sits beside the throughput.
+	a := arm(t, rep.Sections[0], "reference:bf-10000-100")
+	if m := a.Metrics[PeakBytesPerRowInFlight]; m == nil || m.Median != 200*(1<<20)/40_000.0 {
+		t.Errorf("peak bytes per row in flight %+v", m)
+	}
+}
+
+// TestStudyWithinTheSpreadIsNoAnomaly: a dip smaller than the points' own
+// run-to-run spread is not an anomaly.
+func TestStudyWithinTheSpreadIsNoAnomaly(t *testing.T) {
+	root := t.TempDir()
+	var recs []*record.Record
+	for rep, jitter := range []float64{-3000, 3000} {
+		for _, g := range [][2]float64{{1000, 50_000}, {10_000, 60_000}, {100_000, 59_000}} {
+			recs = append(recs, point(t, g[0], 100, g[1]+jitter, 100, rep))
+		}
+	}
+	appendAll(t, root, recs...)
+	rep, _ := load(t, root, Options{})
+	if st := rep.Sections[0].Studies[0]; len(st.Anomalies) != 0 {
+		t.Errorf("anomalies %q within a ±3k spread", st.Anomalies)
+	}
+}
+
+// TestOverlapPoints: two condition sets of one environment stay apart
+// unless an arm measured in both agrees within its spread.
+func TestOverlapPoints(t *testing.T) {
+	digest := func(d string) func(*record.Record) { return func(r *record.Record) { r.Run.EnvDigest = d } }
+	for _, c := range []struct {
+		name        string
+		other       []*record.Record
+		wantOverlap string
+	}{
+		{"agrees", []*record.Record{run(t, "reference", 50_800, digest("sha256:envlocal0002")), run(t, "reference", 51_500, digest("sha256:envlocal0002"))},
+			"overlap with S2 agrees within the spread: reference 51.1k [50.8k–51.5k] in S1, 51.0k [50.5k–52.0k] in S2"},
+		{"disagrees", []*record.Record{run(t, "reference", 70_000, digest("sha256:envlocal0002"))},
+			"overlap with S2 disagrees: reference 70.0k [70.0k–70.0k] in S1"},
+		{"no overlap", []*record.Record{run(t, "kafka-connect", 50_000, digest("sha256:envlocal0002"))},
+			"no arm is measured in both S2 and S1: without an overlap point they stay separate (not comparable)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			appendAll(t, root, run(t, "reference", 52_000), run(t, "reference", 50_500), run(t, "reference", 51_000))
+			for _, r := range c.other {
+				r.Run.StartedAt = t0.Add(time.Hour) // the newer sitting sorts first: S1
+			}
+			appendAll(t, root, c.other...)
+			rep, _ := load(t, root, Options{})
+			if len(rep.Sections) != 2 {
+				t.Fatalf("%d sections, want 2", len(rep.Sections))
+			}
+			got := strings.Join(append(rep.Sections[0].Overlaps, rep.Sections[1].Overlaps...), "\n")
+			if !strings.Contains(got, c.wantOverlap) {
+				t.Errorf("overlaps:\n%s\nwant %q", got, c.wantOverlap)
+			}
+		})
+	}
+}
+
+// TestHistoryBySitting: runs group into sittings by day, environment
+// digest, protocol and arm version, oldest first; a sitting under another
+// environment digest is its own line in the chart, never joined.
+func TestHistoryBySitting(t *testing.T) {
+	root := t.TempDir()
+	day := 24 * time.Hour
+	appendAll(t, root,
+		run(t, "reference", 50_000), run(t, "reference", 52_000),
+		run(t, "reference", 60_000, at(day)), run(t, "reference", 61_000, at(day), func(r *record.Record) { r.SUT.Version = "1.1" }),
+		run(t, "reference", 40_000, at(2*day), func(r *record.Record) { r.Run.EnvDigest = "sha256:other" }),
+		run(t, "reference", 0, at(3*day), status(record.StatusFailed)),
+	)
+	rep, _ := load(t, root, Options{})
+	if len(rep.History) != 1 {
+		t.Fatalf("%d arms in the history", len(rep.History))
+	}
+	h := rep.History[0]
+	var got []string
+	for _, s := range h.Sittings {
+		rows := "-"
+		if s.RowsPerS != nil {
+			rows = human(*s.RowsPerS)
+		}
+		got = append(got, fmt.Sprintf("%s %s %s %d/%d %s", s.Date, short(s.EnvDigest), s.ArmVersion, s.Measured, s.Runs, rows))
+	}
+	want := []string{
+		"2026-03-14 sha256:envlocal0001 1.0 2/2 51.0k",
+		"2026-03-15 sha256:envlocal0001 1.0 1/1 60.0k",
+		"2026-03-15 sha256:envlocal0001 1.1 1/1 61.0k",
+		"2026-03-16 sha256:other 1.0 1/1 40.0k",
+		"2026-03-17 sha256:envlocal0001 1.0 0/1 -",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("sittings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if h.Chart == nil || len(h.Chart.Lines) != 2 {
+		t.Fatalf("chart %+v; want one line per environment digest", h.Chart)
+	}
+}
