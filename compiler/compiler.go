@@ -34,6 +34,9 @@ type Tree struct {
 	entrants map[string]unit
 	// decoded caches each environment decoded into its Go form.
 	decoded map[string]*schema.Environment
+	// entrantParts caches, by environment and entrant, the parts of an
+	// entrant no variant changes, decoded (see decode).
+	entrantParts map[string]schema.Entrant
 	// display prefixes the tree's file names, as Options.Display.
 	display string
 	// plans holds every supported plan, by environment, entrant and
@@ -97,7 +100,9 @@ func Load(opts Options) (*Tree, error) {
 		envs:     map[string]unit{},
 		entrants: map[string]unit{},
 		decoded:  map[string]*schema.Environment{},
-		display:  opts.Display,
+
+		entrantParts: map[string]schema.Entrant{},
+		display:      opts.Display,
 	}
 	src, err := newSource(t.ctx, opts.files(), opts.Display)
 	if err != nil {

@@ -112,8 +112,55 @@ func (t *Tree) decode(pv cue.Value, envName, variant string) (*schema.Plan, erro
 		return nil, err
 	}
 	plan.Env = *env
-	if err := pv.LookupPath(cue.ParsePath("entrant")).Decode(&plan.Entrant); err != nil {
-		return nil, err
+	ent := pv.LookupPath(cue.ParsePath("entrant"))
+	// What a variant cannot change (its name, its versions, the list of
+	// variants itself) is decoded once for each entrant on an environment:
+	// an entrant with a study has many variants, and each plan of it would
+	// otherwise decode every one of them again.
+	key := envName + "\x00" + plan.Entrant.Name
+	if name, err := ent.LookupPath(cue.ParsePath("name")).String(); err == nil {
+		key = envName + "\x00" + name
+	}
+	shared, ok := t.entrantParts[key]
+	if !ok {
+		var s struct {
+			Name        string                    `json:"name"`
+			Description string                    `json:"description"`
+			Blocked     string                    `json:"blocked"`
+			Supports    []string                  `json:"supports"`
+			Version     schema.Version            `json:"version"`
+			Variants    map[string]schema.Variant `json:"variants"`
+		}
+		for _, f := range []struct {
+			name string
+			into any
+		}{{"name", &s.Name}, {"description", &s.Description}, {"supports", &s.Supports}, {"version", &s.Version}, {"variants", &s.Variants}} {
+			if err := ent.LookupPath(cue.ParsePath(f.name)).Decode(f.into); err != nil {
+				return nil, err
+			}
+		}
+		if b := ent.LookupPath(cue.ParsePath("blocked")); b.Exists() {
+			if err := b.Decode(&s.Blocked); err != nil {
+				return nil, err
+			}
+		}
+		shared = schema.Entrant{Name: s.Name, Description: s.Description, Blocked: s.Blocked, Supports: s.Supports, Version: s.Version, Variants: s.Variants}
+		t.entrantParts[key] = shared
+	}
+	plan.Entrant = shared
+	// The rest may follow the variant's knobs.
+	for _, f := range []struct {
+		name string
+		into any
+	}{{"knobs", &plan.Entrant.Knobs}, {"containers", &plan.Entrant.Containers}, {"deviations", &plan.Entrant.Deviations}, {"validate", &plan.Entrant.Validate}} {
+		if err := ent.LookupPath(cue.ParsePath(f.name)).Decode(f.into); err != nil {
+			return nil, err
+		}
+	}
+	if v := ent.LookupPath(cue.ParsePath("inFlight")); v.Exists() {
+		if err := v.Decode(&plan.Entrant.InFlight); err != nil {
+			return nil, err
+		}
 	}
 	if err := pv.LookupPath(cue.ParsePath("budget")).Decode(&plan.Budget); err != nil {
 		return nil, err

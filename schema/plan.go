@@ -159,7 +159,6 @@ type Entrant struct {
 	Version     Version              `json:"version"`
 	Knobs       map[string]Knob      `json:"knobs"`
 	Variants    map[string]Variant   `json:"variants"`
-	Studies     map[string]Study     `json:"studies,omitempty"`
 	Containers  map[string]Container `json:"containers"`
 	Deviations  []Deviation          `json:"deviations"`
 	Validate    []Validator          `json:"validate,omitempty"`
@@ -194,22 +193,6 @@ type Variant struct {
 	Set     map[string]any `json:"set"`
 	Doc     string         `json:"doc,omitempty"`
 	Study   string         `json:"study,omitempty"`
-}
-
-// Study is a resolved #Study: a sweep whose points are variants.
-type Study struct {
-	Doc  string  `json:"doc,omitempty"`
-	Knee float64 `json:"knee"`
-	// Axes are the grid's knobs with their values; none for a list of
-	// points.
-	Axes     []Axis           `json:"axes"`
-	Expanded []map[string]any `json:"expanded"`
-}
-
-// Axis is one knob of a study's grid.
-type Axis struct {
-	Name   string `json:"name"`
-	Values []any  `json:"values"`
 }
 
 // Deviation discloses a departure from the contract's plain reading.
