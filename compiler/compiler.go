@@ -443,3 +443,19 @@ func (t *Tree) StudyPoints(entrant, study string) []string {
 	}
 	return points
 }
+
+// StudySizes returns the dataset sizes (messages) a study runs its points
+// at, or nil when it runs them on the whole dataset only.
+func (t *Tree) StudySizes(env, entrant, study string) []int64 {
+	pv := t.plans.LookupPath(cue.MakePath(cue.Str(env), cue.Str(entrant)))
+	iter, err := pv.Fields()
+	if err != nil || !iter.Next() {
+		return nil
+	}
+	// Any variant's plan resolves the study against the environment.
+	var sizes []int64
+	if err := iter.Value().LookupPath(cue.MakePath(cue.Str("entrant"), cue.Str("studies"), cue.Str(study), cue.Str("sizes"))).Decode(&sizes); err != nil {
+		return nil
+	}
+	return sizes
+}

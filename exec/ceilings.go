@@ -110,7 +110,7 @@ const ceilingImage = "spatec-ceiling:0.1.0"
 // on the host, in this process.
 func (s *Session) MeasureCeilings(ctx context.Context, plan *schema.Plan) (*Ceilings, error) {
 	r := s.runner
-	if _, err := s.prefill(ctx, plan); err != nil {
+	if _, err := s.prefill(ctx, plan, plan.Env.Workload.Messages); err != nil {
 		return nil, err
 	}
 	wl := plan.Env.Workload

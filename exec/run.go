@@ -106,6 +106,11 @@ type Options struct {
 	// Evidence is record.EvidenceMeasured for a plan reviewed before it
 	// ran, else record.EvidenceExploratory.
 	Evidence string
+	// Messages, when positive, drains the first that many messages of the
+	// plan's dataset instead of all of it: a study's scale check. The
+	// corpus's message i is a pure function of i, so they are a valid
+	// dataset of that size; the record says how many.
+	Messages int64
 }
 
 // Result is what a run produced: its record (also appended when Results is
@@ -242,7 +247,7 @@ func (s *Session) execute(ctx context.Context, run *armRun, opts Options) error 
 	// to write.
 	if opts.Hold <= 0 || s.broker != nil {
 		// The dataset, and N fixed from the broker before the arm starts (C13).
-		n, err := s.prefill(ctx, plan)
+		n, err := s.prefill(ctx, plan, opts.Messages)
 		if err != nil {
 			return err
 		}

@@ -303,15 +303,27 @@ func (s *Session) checkHost(plan *schema.Plan) error {
 
 // prefill makes the topic hold the plan's dataset, producing it only when
 // the topic is empty, and returns the broker's own message count: the N the
-// drain must land (C13).
-func (s *Session) prefill(ctx context.Context, plan *schema.Plan) (int64, error) {
+// drain must land (C13). messages, when positive, asks for the first that
+// many messages of the dataset instead (a study's scale check): a topic
+// holding another part of it is made again.
+func (s *Session) prefill(ctx context.Context, plan *schema.Plan, messages int64) (int64, error) {
 	r := s.runner
 	wl := plan.Env.Workload
+	spec := s.corpus(plan)
+	if messages > 0 {
+		if messages > wl.Messages {
+			return 0, refusef("a run of the first %d messages of %s, which holds %d", messages, wl.Dataset, wl.Messages)
+		}
+		spec.Messages = messages
+		if err := s.resize(ctx, plan, messages); err != nil {
+			return 0, err
+		}
+	}
 	if err := s.broker.EnsureTopic(ctx, wl.Topic, plan.Env.Partitions); err != nil {
 		return 0, refusef("%v", err)
 	}
-	r.Progress.Start(progress.PhasePrefill, wl.Messages, "msgs")
-	_, err := s.broker.Prefill(ctx, wl.Topic, s.corpus(plan), func(done, _ int64) { r.Progress.Set(done) })
+	r.Progress.Start(progress.PhasePrefill, spec.Messages, "msgs")
+	_, err := s.broker.Prefill(ctx, wl.Topic, spec, func(done, _ int64) { r.Progress.Set(done) })
 	if err != nil {
 		r.Progress.Fail(err)
 		if errors.Is(err, broker.ErrDepthMismatch) || errors.Is(err, broker.ErrContentMismatch) {
@@ -337,10 +349,42 @@ func (s *Session) prefill(ctx context.Context, plan *schema.Plan) (int64, error)
 	if len(groups) > 0 {
 		r.logf("reset consumer groups %v so the arm reads %s from its start", groups, wl.Topic)
 	}
-	if n != wl.Messages {
-		return 0, refusef("topic %s holds %d messages; the plan expects %d (C13)", wl.Topic, n, wl.Messages)
+	if n != spec.Messages {
+		return 0, refusef("topic %s holds %d messages; the run expects %d (C13)", wl.Topic, n, spec.Messages)
 	}
 	return n, nil
+}
+
+// resize deletes the topic when it holds another number of messages than
+// a scale check's run asks for, and waits until the broker has forgotten
+// it, so that it is made again with exactly the first messages wanted.
+func (s *Session) resize(ctx context.Context, plan *schema.Plan, messages int64) error {
+	topic := plan.Env.Workload.Topic
+	depth, err := s.broker.Depth(ctx, topic)
+	if errors.Is(err, broker.ErrNoTopic) || err == nil && (depth == 0 || depth == messages) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.runner.Progress.Printf("topic %s holds %d messages; this run drains the first %d of the dataset, so the topic is made again", topic, depth, messages)
+	if err := s.broker.DeleteTopic(ctx, topic); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := s.broker.Partitions(ctx, topic); errors.Is(err, broker.ErrNoTopic) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("topic %s was deleted to be made again with %d messages, but the broker still lists it after 30s", topic, messages)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // corpus is the plan's dataset.

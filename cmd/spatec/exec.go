@@ -70,13 +70,28 @@ func cmdExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if len(args) == 1 && strings.HasSuffix(args[0], ".json") {
 		evidence = record.EvidenceMeasured
 	}
-	return runArms(ctx, f, plans, *reps, *hold, evidence, stdout, stderr)
+	runs := make([]armSpec, len(plans))
+	for i, p := range plans {
+		runs[i] = armSpec{plan: p}
+	}
+	return runArms(ctx, f, runs, *reps, *hold, evidence, stdout, stderr)
+}
+
+// armSpec is one arm to run each repetition: a plan, and for a study's
+// scale check the number of the dataset's first messages it drains (0: all).
+type armSpec struct {
+	plan     *schema.Plan
+	messages int64
 }
 
 // runArms runs every plan once a repetition, interleaved, in one session,
 // and says after each run how far the whole is and how long the rest
 // should take.
-func runArms(ctx context.Context, f execFlags, plans []*schema.Plan, reps int, hold time.Duration, evidence string, stdout, stderr io.Writer) error {
+func runArms(ctx context.Context, f execFlags, runs []armSpec, reps int, hold time.Duration, evidence string, stdout, stderr io.Writer) error {
+	plans := make([]*schema.Plan, len(runs))
+	for i, a := range runs {
+		plans[i] = a.plan
+	}
 	// A run that cannot be recorded is not started (C14); a hold run
 	// records nothing.
 	if hold <= 0 {
@@ -100,14 +115,15 @@ func runArms(ctx context.Context, f execFlags, plans []*schema.Plan, reps int, h
 
 	var failed, refused []string
 	stopped := false
-	total, done, began := reps*len(plans), 0, time.Now()
+	total, done, began := reps*len(runs), 0, time.Now()
 	for rep := 1; rep <= reps && !stopped; rep++ {
-		for _, p := range plans {
+		for _, a := range runs {
+			p := a.plan
 			if ctx.Err() != nil || stopped {
 				break
 			}
 			res, err := sess.Run(ctx, p, exec.Options{
-				Hold: hold, Rep: rep, Reps: reps, Results: f.results, Evidence: evidence,
+				Hold: hold, Rep: rep, Reps: reps, Results: f.results, Evidence: evidence, Messages: a.messages,
 				Ceilings: exec.CeilingsPath(f.results, p.Env.Name),
 			})
 			if res != nil && (err == nil || hold <= 0) {

@@ -11,10 +11,11 @@ import (
 )
 
 // TestStudyOnLocal runs a whole study as a maintainer would: every point
-// of the reference arm's batch × flush grid, two repetitions each,
-// interleaved, on the real engine and ClickHouse; then the HTML report,
-// loaded in headless Chromium, shows the surface, the recommended point
-// with its justification, the charts over the window and the history.
+// of the reference arm's batch × flush grid, on a quarter of the dataset
+// and on all of it, two repetitions each, interleaved, on the real engine
+// and ClickHouse; then the HTML report, loaded in headless Chromium, shows
+// the surface, the recommended point with its justification, the scale
+// check, the charts over the window and the history.
 func TestStudyOnLocal(t *testing.T) {
 	requireServices(t)
 	testenv.RequireChromium(t)
@@ -23,17 +24,20 @@ func TestStudyOnLocal(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errOut)
 	}
-	if n := strings.Count(out, " ok  rows/s "); n != 12 {
-		t.Fatalf("%d ok runs, want 6 points × 2 reps:\n%s", n, out)
+	if n := strings.Count(out, " ok  rows/s "); n != 24 {
+		t.Fatalf("%d ok runs, want 6 points × 2 sizes × 2 reps:\n%s", n, out)
 	}
-	// Interleaved: every point once before any point twice.
-	order := regexp.MustCompile(`reference:(batch-flush-\d) rep (\d)/2`).FindAllStringSubmatch(out, -1)
+	// Interleaved: every point at every size once before any twice; the
+	// quarter of the dataset first, then all of it.
+	order := regexp.MustCompile(`reference:(batch-flush-\d) rep (\d)/2 ok .* rows (\d+)/`).FindAllStringSubmatch(out, -1)
 	for i, m := range order {
-		if want := map[bool]string{true: "1", false: "2"}[i < 6]; m[2] != want {
-			t.Fatalf("run %d is %s rep %s; the reps must be interleaved", i+1, m[1], m[2])
+		rep := map[bool]string{true: "1", false: "2"}[i < 12]
+		rows := map[bool]string{true: "50000", false: "200000"}[i%12 < 6]
+		if m[2] != rep || m[3] != rows {
+			t.Fatalf("run %d is %s rep %s over %s rows; want rep %s over %s", i+1, m[1], m[2], m[3], rep, rows)
 		}
 	}
-	if !strings.Contains(errOut, "progress phase=runs done=12 total=12 unit=runs") {
+	if !strings.Contains(errOut, "progress phase=runs done=24 total=24 unit=runs") {
 		t.Errorf("no progress over the runs:\n%s", errOut)
 	}
 	if code, vout, verr := cli(t, "validate", results); code != exitOK {
@@ -52,9 +56,10 @@ func TestStudyOnLocal(t *testing.T) {
 	for _, want := range []string{
 		"Study reference:batch-flush: batch_rows × flush_ms",
 		"Recommended: batch_rows=", "the cheapest point within 2.0% of the best throughput",
-		`<table class="surface">`, "Over the window", "reference:batch-flush-6: rows landed",
-		"reference:batch-flush-1: cores used", "reference:batch-flush-3: arm anon+shmem",
+		`<table class="surface">`, "Over the window", "reference:batch-flush-6@200.0kmsg: rows landed",
+		"reference:batch-flush-1@50.0kmsg: cores used", "reference:batch-flush-3@200.0kmsg: arm anon+shmem",
 		"<h2>History</h2>", "Rows per core-second", "Peak per row", "exploratory",
+		"<b>Scale</b>", "50.0k msgs", "200.0k msgs",
 	} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the loaded page lacks %q", want)
@@ -69,8 +74,8 @@ func TestStudyOnLocal(t *testing.T) {
 	}
 	// Three charts over the window per point, each with its repetitions
 	// and their median.
-	if n := strings.Count(dom, `class="tl rows med"`); n != 6 {
-		t.Errorf("%d median lines of rows landed, want one per point (6)", n)
+	if n := strings.Count(dom, `class="tl rows med"`); n != 12 {
+		t.Errorf("%d median lines of rows landed, want one per point and size (12)", n)
 	}
 	shot := filepath.Join(dir, "study.png")
 	if _, console := testenv.Chromium(t, "--screenshot="+shot, "--window-size=1400,3000", "--hide-scrollbars", "file://"+page); len(console) > 0 {

@@ -59,6 +59,17 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return refusal{fmt.Errorf("the study violates the contract:\n%s", strings.Join(msgs, "\n"))}
 	}
-	fmt.Fprintf(stderr, "sweep %s:%s on %s: %d points × %d reps = %d runs\n", entrant, study, f.env, len(plans), *reps, len(plans)**reps)
-	return runArms(ctx, f, plans, *reps, 0, record.EvidenceExploratory, stdout, stderr)
+	// Each point at each size of the scale check, the smallest first.
+	sizes := t.StudySizes(f.env, entrant, study)
+	if len(sizes) == 0 {
+		sizes = []int64{0}
+	}
+	var runs []armSpec
+	for _, n := range sizes {
+		for _, p := range plans {
+			runs = append(runs, armSpec{plan: p, messages: n})
+		}
+	}
+	fmt.Fprintf(stderr, "sweep %s:%s on %s: %d points × %d sizes × %d reps = %d runs\n", entrant, study, f.env, len(plans), len(sizes), *reps, len(runs)**reps)
+	return runArms(ctx, f, runs, *reps, 0, record.EvidenceExploratory, stdout, stderr)
 }

@@ -43,6 +43,7 @@ func htmlTemplate() (*template.Template, error) {
 		"human":      human,
 		"bytes":      bytesText,
 		"trim":       trim,
+		"float":      func(n int64) float64 { return float64(n) },
 		"digest":     short,
 		"add":        func(a, b float64) float64 { return a + b },
 		"mul":        func(a float64, b int) float64 { return a * float64(b) },

@@ -43,6 +43,9 @@ const (
 	RowsPerSPerCore          = "rows_per_s_per_core"
 	RowsPerSPerDataPlaneCore = "rows_per_s_per_data_plane_core"
 	PeakBytesPerRowInFlight  = "peak_bytes_per_row_in_flight"
+	// CoreMicrosPerRow is what a row costs the arm: cores used × window ÷
+	// distinct rows, in core-microseconds.
+	CoreMicrosPerRow = "core_us_per_row"
 )
 
 // Options selects and frames what a report shows.
@@ -123,6 +126,9 @@ type Arm struct {
 	Knobs   map[string]any `json:"knobs,omitempty"`
 	// Study names the study the arm is a point of.
 	Study string `json:"study,omitempty"`
+	// Messages is the dataset's size in the arm's runs: a study's scale
+	// check runs one point at several.
+	Messages int64 `json:"messages,omitempty"`
 	// Evidence counts the runs by evidence: measured (a plan reviewed
 	// before it ran) or exploratory.
 	Evidence map[string]int `json:"evidence,omitempty"`
@@ -182,6 +188,7 @@ type sectionKey struct {
 
 type armKey struct {
 	entrant, variant, knobs string
+	messages                int64
 }
 
 // Load reads the result files at paths (files, or directories walked for
@@ -295,11 +302,12 @@ func (b *builder) add(path string, line int, rec *record.Record) {
 	if err != nil {
 		knobs = []byte(fmt.Sprint(rec.Variant))
 	}
-	ak := armKey{rec.SUT.Entrant, rec.SUT.Variant, string(knobs)}
+	ak := armKey{rec.SUT.Entrant, rec.SUT.Variant, string(knobs), rec.Run.Dataset.Messages}
 	arm := sec.arms[ak]
 	if arm == nil {
 		arm = &Arm{
 			Entrant: ak.entrant, Variant: ak.variant, Knobs: rec.Variant, Study: rec.SUT.Study, Evidence: map[string]int{},
+			Messages: ak.messages,
 			Status: record.StatusOK, StatusCounts: map[record.Status]int{},
 			Metrics: map[string]*Stat{}, series: map[string]*series{},
 		}
@@ -341,6 +349,13 @@ func (b *builder) add(path string, line int, rec *record.Record) {
 		if cores, ok := rec.Metrics[record.DataPlaneCoresUsed]; ok && cores.Value > 0 {
 			b.value(arm, path, line, rec.RunID, RowsPerSPerDataPlaneCore,
 				record.Metric{Value: rows.Value / cores.Value, Unit: perCore(rows.Unit), HigherIsBetter: true})
+		}
+	}
+	if c, ok := rec.Metrics[record.CoresUsed]; ok {
+		w, okW := rec.Metrics[record.WindowSeconds]
+		n, okN := rec.Metrics[record.DistinctRows]
+		if okW && okN && n.Value > 0 {
+			b.value(arm, path, line, rec.RunID, CoreMicrosPerRow, record.Metric{Value: c.Value * w.Value / n.Value * 1e6, Unit: "core-µs/row"})
 		}
 	}
 	if peak, ok := rec.Metrics[record.PeakAnonBytes]; ok {
@@ -531,15 +546,28 @@ func summarise(vs []float64, m record.Metric) *Stat {
 	return s
 }
 
-// labelArms names each arm entrant[:variant], adding a short digest of the
-// knob values where one entrant and variant ran at several settings, so the
-// label alone tells them apart.
+// labelArms names each arm entrant[:variant], adding the dataset size where
+// one ran at several (@50.0kmsg) and a short digest of the knob values
+// where one entrant and variant ran at several settings, so the label alone
+// tells them apart.
 func labelArms(arms []*Arm) {
 	count := map[string]int{}
+	sizes := map[string]map[int64]bool{}
 	for _, a := range arms {
 		a.Label = a.Entrant
 		if a.Variant != "" {
 			a.Label += ":" + a.Variant
+		}
+		if sizes[a.Label] == nil {
+			sizes[a.Label] = map[int64]bool{}
+		}
+		sizes[a.Label][a.Messages] = true
+	}
+	// One point at several dataset sizes (a scale check) is told apart by
+	// the size.
+	for _, a := range arms {
+		if len(sizes[a.Label]) > 1 {
+			a.Label += "@" + human(float64(a.Messages)) + "msg"
 		}
 		count[a.Label]++
 	}

@@ -25,6 +25,7 @@ type Study struct {
 	Axes   []string         `json:"axes"`
 	Values map[string][]any `json:"values"`
 	Points []*Point         `json:"points"`
+	all    []*Arm
 	// Best is the measured point with the highest median rows/s.
 	Best *Point `json:"best,omitempty"`
 	// Knee is the recommended point: the cheapest (by peak memory, then
@@ -39,6 +40,26 @@ type Study struct {
 	// Interactions gives, for each ordered pair of axes, the gain from one
 	// axis's first value to its last at each value of the other.
 	Interactions []string `json:"interactions,omitempty"`
+	// Sizes are the dataset sizes the points ran at, smallest first; the
+	// surface and the knee are at the largest. Scale sets each point's cost
+	// per row at every size side by side, and ScaleFindings says where it
+	// grows with the size beyond the spread.
+	Sizes         []int64    `json:"sizes,omitempty"`
+	Scale         []ScaleRow `json:"scale,omitempty"`
+	ScaleFindings []string   `json:"scale_findings,omitempty"`
+}
+
+// ScaleRow is one point of a study at every dataset size it ran at.
+type ScaleRow struct {
+	Setting string
+	// Cost is the median core-microseconds a row costs the arm at each of
+	// Study.Sizes (cores used × window ÷ rows); 0 where not measured.
+	Cost []float64
+	// Spread is the largest spread of those medians' runs.
+	Spread float64
+	// Growth is the cost at the largest size over the cost at the
+	// smallest.
+	Growth float64
 }
 
 // Point is one arm of a study.
@@ -69,17 +90,18 @@ func studies(sec *Section, knee float64) []*Study {
 			st = &Study{Entrant: a.Entrant, Name: a.Study, Fraction: knee, Values: map[string][]any{}}
 			byName[k] = st
 		}
-		p := &Point{Label: a.Label, Knobs: a.Knobs, arm: a}
-		if r := a.Metrics[record.RowsPerS]; r != nil {
-			p.Rows, p.RowsMin, p.RowsMax, p.Measured = r.Median, r.Min, r.Max, true
+		st.all = append(st.all, a)
+		if !slices.Contains(st.Sizes, a.Messages) {
+			st.Sizes = append(st.Sizes, a.Messages)
 		}
-		if m := a.Metrics[record.PeakAnonBytes]; m != nil {
-			p.Peak = m.Median
+	}
+	for _, st := range byName {
+		slices.Sort(st.Sizes)
+		for _, a := range st.all {
+			if a.Messages == st.Sizes[len(st.Sizes)-1] {
+				st.Points = append(st.Points, studyPoint(a))
+			}
 		}
-		if m := a.Metrics[record.CoresUsed]; m != nil {
-			p.Cores = m.Median
-		}
-		st.Points = append(st.Points, p)
 	}
 	var out []*Study
 	for _, k := range slices.SortedFunc(maps.Keys(byName), func(a, b [2]string) int {
@@ -90,9 +112,72 @@ func studies(sec *Section, knee float64) []*Study {
 		st.recommend()
 		st.anomalies()
 		st.interactions()
+		st.scale()
 		out = append(out, st)
 	}
 	return out
+}
+
+// studyPoint reads a point's medians off its arm.
+func studyPoint(a *Arm) *Point {
+	p := &Point{Label: a.Label, Knobs: a.Knobs, arm: a}
+	if r := a.Metrics[record.RowsPerS]; r != nil {
+		p.Rows, p.RowsMin, p.RowsMax, p.Measured = r.Median, r.Min, r.Max, true
+	}
+	if m := a.Metrics[record.PeakAnonBytes]; m != nil {
+		p.Peak = m.Median
+	}
+	if m := a.Metrics[record.CoresUsed]; m != nil {
+		p.Cores = m.Median
+	}
+	return p
+}
+
+// scale sets each point's cost per row at every size side by side. The
+// corpus's first N messages are a valid dataset of N, so a point's cost
+// per row should not grow with N; where it does beyond the runs' spread,
+// that is a finding (something in the arm grows with what it has seen).
+func (st *Study) scale() {
+	if len(st.Sizes) < 2 {
+		return
+	}
+	bySetting := map[string][]*Arm{}
+	var order []string
+	for _, a := range st.all {
+		s := st.setting(&Point{Knobs: a.Knobs})
+		if bySetting[s] == nil {
+			order = append(order, s)
+		}
+		bySetting[s] = append(bySetting[s], a)
+	}
+	slices.SortFunc(order, func(x, y string) int {
+		a, b := bySetting[x][0], bySetting[y][0]
+		for _, ax := range st.Axes {
+			if c := compareValues(a.Knobs[ax], b.Knobs[ax]); c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	for _, s := range order {
+		row := ScaleRow{Setting: s, Cost: make([]float64, len(st.Sizes))}
+		for _, a := range bySetting[s] {
+			i := slices.Index(st.Sizes, a.Messages)
+			if c := a.Metrics[CoreMicrosPerRow]; c != nil {
+				row.Cost[i] = c.Median
+				row.Spread = max(row.Spread, c.Spread)
+			}
+		}
+		first, last := row.Cost[0], row.Cost[len(row.Cost)-1]
+		if first > 0 && last > 0 {
+			row.Growth = last / first
+			if row.Growth > 1+row.Spread {
+				st.ScaleFindings = append(st.ScaleFindings, fmt.Sprintf("%s: a row costs %.2f× as much at %s messages as at %s (%.2f against %.2f core-µs), beyond the runs' %s spread: super-linear",
+					s, row.Growth, human(float64(st.Sizes[len(st.Sizes)-1])), human(float64(st.Sizes[0])), last, first, pct(row.Spread)))
+			}
+		}
+		st.Scale = append(st.Scale, row)
+	}
 }
 
 // layout finds the axes: the knobs whose values differ between points.

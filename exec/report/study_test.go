@@ -172,3 +172,47 @@ func TestHistoryBySitting(t *testing.T) {
 		t.Fatalf("chart %+v; want one line per environment digest", h.Chart)
 	}
 }
+
+// TestStudyScale: a point run at two dataset sizes is set side by side by
+// its cost per row; the surface and the knee use the largest size; a cost
+// that grows with the size beyond the spread is a finding.
+func TestStudyScale(t *testing.T) {
+	root := t.TempDir()
+	size := func(messages int64, windowS float64) func(*record.Record) {
+		return func(r *record.Record) {
+			r.Run.Dataset.Messages, r.Run.Dataset.ExpectedRows = messages, messages
+			r.Metrics[record.DistinctRows] = record.Metric{Value: float64(messages), Unit: "count"}
+			r.Metrics[record.WindowSeconds] = record.Metric{Value: windowS, Unit: "s"}
+		}
+	}
+	var recs []*record.Record
+	for rep := range 2 {
+		// batch 1000: 1 core for 1 s per 50k rows, and for 4 s per 200k:
+		// flat. batch 100000: 1 s per 50k, but 8 s per 200k: twice the cost.
+		recs = append(recs,
+			point(t, 1000, 100, 50_000, 100, rep), point(t, 100_000, 100, 50_000, 100, rep),
+			point(t, 1000, 100, 50_000, 100, rep), point(t, 100_000, 100, 25_000, 100, rep))
+		size(50_000, 1)(recs[len(recs)-4])
+		size(50_000, 1)(recs[len(recs)-3])
+		size(200_000, 4)(recs[len(recs)-2])
+		size(200_000, 8)(recs[len(recs)-1])
+	}
+	appendAll(t, root, recs...)
+	rep, _ := load(t, root, Options{})
+	st := rep.Sections[0].Studies[0]
+	if len(st.Sizes) != 2 || st.Sizes[0] != 50_000 || st.Sizes[1] != 200_000 {
+		t.Fatalf("sizes %v", st.Sizes)
+	}
+	if len(st.Points) != 2 || st.Best.Rows != 50_000 {
+		t.Errorf("the surface must be at the largest size: %d points, best %v", len(st.Points), st.Best.Rows)
+	}
+	if len(st.Scale) != 2 || st.Scale[0].Growth != 1 || st.Scale[1].Growth != 2 {
+		t.Fatalf("scale %+v", st.Scale)
+	}
+	if len(st.ScaleFindings) != 1 || !strings.Contains(st.ScaleFindings[0], "batch_rows=100000: a row costs 2.00× as much at 200.0k messages as at 50.0k (40.00 against 20.00 core-µs)") {
+		t.Errorf("findings %q", st.ScaleFindings)
+	}
+	if a := arm(t, rep.Sections[0], "reference:bf-1000-100@50.0kmsg"); a.Messages != 50_000 {
+		t.Errorf("arm at 50k: %+v", a)
+	}
+}
