@@ -308,7 +308,7 @@ func (b *builder) add(path string, line int, rec *record.Record) {
 		arm = &Arm{
 			Entrant: ak.entrant, Variant: ak.variant, Knobs: rec.Variant, Study: rec.SUT.Study, Evidence: map[string]int{},
 			Messages: ak.messages,
-			Status: record.StatusOK, StatusCounts: map[record.Status]int{},
+			Status:   record.StatusOK, StatusCounts: map[record.Status]int{},
 			Metrics: map[string]*Stat{}, series: map[string]*series{},
 		}
 		sec.arms[ak] = arm
