@@ -56,8 +56,9 @@ func TestStudyOnLocal(t *testing.T) {
 	for _, want := range []string{
 		"Study reference:batch-flush: batch_rows × flush_ms",
 		"Recommended: batch_rows=", "the cheapest point within 2.0% of the best throughput",
-		`<table class="surface">`, "Over the window", "reference:batch-flush-6@200.0kmsg: rows landed",
-		"reference:batch-flush-1@50.0kmsg: cores used", "reference:batch-flush-3@200.0kmsg: arm anon+shmem",
+		`<table class="surface">`, "Over the window", "reference:batch-flush-6: rows landed",
+		"reference:batch-flush-1: cores used", "reference:batch-flush-3: arm anon+shmem",
+		"not comparable with S2: the first 200000 messages of the dataset vs 50000",
 		"<h2>History</h2>", "Rows per core-second", "Peak per row", "exploratory",
 		"<b>Scale</b>", "50.0k msgs", "200.0k msgs",
 	} {
@@ -65,9 +66,13 @@ func TestStudyOnLocal(t *testing.T) {
 			t.Errorf("the loaded page lacks %q", want)
 		}
 	}
-	// Every point is a cell of the surface, and one of them is the knee.
-	if n := strings.Count(dom, " rows/s<br>"); n != 6 {
-		t.Errorf("%d measured cells in the surface, want 6", n)
+	// Every point is a cell of the surface at each size (each size is a
+	// section of its own), and one of them is the knee.
+	if n := strings.Count(dom, " rows/s<br>"); n != 12 {
+		t.Errorf("%d measured cells in the surfaces, want 6 at each of 2 sizes", n)
+	}
+	if n := strings.Count(dom, "<b>Scale</b>"); n != 1 {
+		t.Errorf("%d scale checks, want one, in the section of the whole dataset", n)
 	}
 	if !regexp.MustCompile(`<td class="knee( best)?">`).MatchString(dom) {
 		t.Error("no cell of the surface is marked as the recommended point")

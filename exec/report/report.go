@@ -96,7 +96,11 @@ type Section struct {
 	EnvDigest      string `json:"env_digest"`
 	HarnessVersion int    `json:"harness_version"`
 	DatasetVersion string `json:"dataset_version"`
-	Records        int    `json:"records"`
+	// Messages is how many of the dataset's messages the runs drained: a
+	// rate over fewer rows carries more of the start-up, so sizes are
+	// never ranked together (a study's scale check sets them side by side).
+	Messages int64 `json:"messages"`
+	Records  int   `json:"records"`
 	// FirstRun and LastRun bound the runs' start times.
 	FirstRun time.Time `json:"first_run"`
 	LastRun  time.Time `json:"last_run"`
@@ -184,6 +188,7 @@ type sectionKey struct {
 	env, envDigest string
 	harness        int
 	dataset        string
+	messages       int64
 }
 
 type armKey struct {
@@ -279,11 +284,11 @@ type builder struct {
 func (b *builder) add(path string, line int, rec *record.Record) {
 	b.rep.Records++
 	b.rep.history.addRecord(rec)
-	sk := sectionKey{rec.Run.Env, rec.Run.EnvDigest, rec.Run.HarnessVersion, rec.Run.Dataset.Version}
+	sk := sectionKey{rec.Run.Env, rec.Run.EnvDigest, rec.Run.HarnessVersion, rec.Run.Dataset.Version, rec.Run.Dataset.Messages}
 	sec := b.sections[sk]
 	if sec == nil {
 		sec = &Section{
-			Env: sk.env, EnvDigest: sk.envDigest, HarnessVersion: sk.harness, DatasetVersion: sk.dataset,
+			Env: sk.env, EnvDigest: sk.envDigest, HarnessVersion: sk.harness, DatasetVersion: sk.dataset, Messages: sk.messages,
 			arms: map[armKey]*Arm{},
 		}
 		b.sections[sk] = sec
@@ -407,7 +412,6 @@ func (b *builder) finish(baseline string) {
 		sec.arms = nil
 		labelArms(sec.Arms)
 		rank(sec, baseline)
-		sec.Studies = studies(sec, b.knee)
 		b.rep.Sections = append(b.rep.Sections, sec)
 	}
 	slices.SortFunc(b.rep.Sections, func(a, b *Section) int {
@@ -417,6 +421,7 @@ func (b *builder) finish(baseline string) {
 			cmp.Compare(a.EnvDigest, b.EnvDigest),
 			cmp.Compare(a.HarnessVersion, b.HarnessVersion),
 			cmp.Compare(a.DatasetVersion, b.DatasetVersion),
+			cmp.Compare(b.Messages, a.Messages), // the whole dataset before a part of it
 		)
 	})
 	for i, sec := range b.rep.Sections {
@@ -424,20 +429,36 @@ func (b *builder) finish(baseline string) {
 	}
 	b.rep.History = b.rep.history.histories()
 	for _, sec := range b.rep.Sections {
+		var sizes []*Section // the same conditions at other dataset sizes
 		for _, other := range b.rep.Sections {
-			if other != sec && other.Env == sec.Env {
-				sec.NotComparable = append(sec.NotComparable, fmt.Sprintf("not comparable with %s: %s", other.ID, differences(sec, other)))
-				sec.Overlaps = append(sec.Overlaps, overlap(sec, other))
+			if other == sec || other.Env != sec.Env {
+				continue
 			}
+			sec.NotComparable = append(sec.NotComparable, fmt.Sprintf("not comparable with %s: %s", other.ID, differences(sec, other)))
+			if sameConditions(sec, other) {
+				sizes = append(sizes, other)
+				continue
+			}
+			sec.Overlaps = append(sec.Overlaps, overlap(sec, other))
 		}
+		sec.Studies = studies(sec, sizes, b.knee)
 	}
 	slices.SortStableFunc(b.rep.Problems, func(a, b record.Problem) int {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})
 }
 
+// sameConditions reports whether two sections differ only in how many of
+// the dataset's messages their runs drained.
+func sameConditions(a, b *Section) bool {
+	return a.EnvDigest == b.EnvDigest && a.HarnessVersion == b.HarnessVersion && a.DatasetVersion == b.DatasetVersion
+}
+
 func differences(a, b *Section) string {
 	var d []string
+	if a.Messages != b.Messages {
+		d = append(d, fmt.Sprintf("the first %d messages of the dataset vs %d (a scale check: sizes are set side by side by cost per row, never ranked together)", a.Messages, b.Messages))
+	}
 	if a.EnvDigest != b.EnvDigest {
 		d = append(d, fmt.Sprintf("environment digest %s vs %s", short(a.EnvDigest), short(b.EnvDigest)))
 	}
@@ -546,28 +567,15 @@ func summarise(vs []float64, m record.Metric) *Stat {
 	return s
 }
 
-// labelArms names each arm entrant[:variant], adding the dataset size where
-// one ran at several (@50.0kmsg) and a short digest of the knob values
-// where one entrant and variant ran at several settings, so the label alone
-// tells them apart.
+// labelArms names each arm entrant[:variant], adding a short digest of the
+// knob values where one entrant and variant ran at several settings, so the
+// label alone tells them apart.
 func labelArms(arms []*Arm) {
 	count := map[string]int{}
-	sizes := map[string]map[int64]bool{}
 	for _, a := range arms {
 		a.Label = a.Entrant
 		if a.Variant != "" {
 			a.Label += ":" + a.Variant
-		}
-		if sizes[a.Label] == nil {
-			sizes[a.Label] = map[int64]bool{}
-		}
-		sizes[a.Label][a.Messages] = true
-	}
-	// One point at several dataset sizes (a scale check) is told apart by
-	// the size.
-	for _, a := range arms {
-		if len(sizes[a.Label]) > 1 {
-			a.Label += "@" + human(float64(a.Messages)) + "msg"
 		}
 		count[a.Label]++
 	}

@@ -74,13 +74,25 @@ type Point struct {
 	arm                    *Arm
 }
 
-// studies finds the studies among a section's arms.
-func studies(sec *Section, knee float64) []*Study {
+// studies finds the studies among a section's arms. sizes are the
+// sections of the same conditions at other dataset sizes: a study's scale
+// check is shown in the largest one.
+func studies(sec *Section, sizes []*Section, knee float64) []*Study {
 	if knee <= 0 {
 		knee = DefaultKnee
 	}
 	byName := map[[2]string]*Study{}
-	for _, a := range sec.Arms {
+	arms := slices.Clone(sec.Arms)
+	for _, other := range sizes {
+		if other.Messages > sec.Messages {
+			sizes = nil // the scale check is shown where the size is largest
+			break
+		}
+	}
+	for _, other := range sizes {
+		arms = append(arms, other.Arms...)
+	}
+	for _, a := range arms {
 		if a.Study == "" {
 			continue
 		}

@@ -199,6 +199,12 @@ func TestStudyScale(t *testing.T) {
 	}
 	appendAll(t, root, recs...)
 	rep, _ := load(t, root, Options{})
+	if len(rep.Sections) != 2 || rep.Sections[0].Messages != 200_000 || len(rep.Sections[1].Studies[0].Scale) != 0 {
+		t.Fatalf("want the 200k section first, holding the scale check, and the 50k one apart")
+	}
+	if want := "not comparable with S2: the first 200000 messages of the dataset vs 50000"; !strings.HasPrefix(rep.Sections[0].NotComparable[0], want) {
+		t.Errorf("%q, want it to start %q", rep.Sections[0].NotComparable[0], want)
+	}
 	st := rep.Sections[0].Studies[0]
 	if len(st.Sizes) != 2 || st.Sizes[0] != 50_000 || st.Sizes[1] != 200_000 {
 		t.Fatalf("sizes %v", st.Sizes)
@@ -212,7 +218,7 @@ func TestStudyScale(t *testing.T) {
 	if len(st.ScaleFindings) != 1 || !strings.Contains(st.ScaleFindings[0], "batch_rows=100000: a row costs 2.00× as much at 200.0k messages as at 50.0k (40.00 against 20.00 core-µs)") {
 		t.Errorf("findings %q", st.ScaleFindings)
 	}
-	if a := arm(t, rep.Sections[0], "reference:bf-1000-100@50.0kmsg"); a.Messages != 50_000 {
+	if a := arm(t, rep.Sections[1], "reference:bf-1000-100"); a.Messages != 50_000 {
 		t.Errorf("arm at 50k: %+v", a)
 	}
 }
