@@ -35,6 +35,7 @@ const (
 	retFile     = "envs/retired-32c/env.cue"
 
 	localFile           = "envs/local/env.cue"
+	k8sFile             = "envs/k8s-single/env.cue"
 	localContainersFile = "envs/local-containers/env.cue"
 	referenceFile       = "entrants/reference/reference.cue"
 )
@@ -230,6 +231,15 @@ var mustFails = []mustFail{
 	{name: "C16 no pinned version", file: vectorFile,
 		old: `pin:       "0.57.0"`, new: `pin:       ""`,
 		env: "bench-96c", entrant: "vector", rule: "C16", message: "invalid value"},
+	// Kubernetes: what the cluster applies must be what the plan declares.
+	{name: "C6 fractional CPUs on exclusive cores", file: k8sFile,
+		old: "reserve: memory: 4 * GiB", new: "reserve: {memory: 4 * GiB, cpus: 0.5}",
+		env: "k8s-single", entrant: "reference", rule: "C6", lineInFile: referenceFile, line: "cpus:   env.envelope.cpus",
+		message: "reference:default on k8s-single: container consumer has 0.5 CPUs; k8s-single runs on Kubernetes with exclusive cores (the kubelet's static CPU manager), which a container gets only with whole CPUs in a Guaranteed pod"},
+	{name: "C11 pod placed two ways", file: k8sFile,
+		old: `nodes: arm: node: "spatec-node"`, new: `nodes: arm: {node: "spatec-node", labels: role: "bench"}`,
+		env: "k8s-single", entrant: "reference", rule: "C11",
+		message: "k8s-single: kubernetes.nodes.arm places its pods 2 ways; give exactly one: node (a node's name) or labels"},
 	// Studies: every point is checked like any variant.
 	{name: "C10 study point sets the parallelism", file: referenceFile,
 		old: "flush_ms: [100, 500]", new: "flush_ms: [100, 500]\n\t\t\tconsumers: [2]",

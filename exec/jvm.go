@@ -26,32 +26,7 @@ const maxGCLog = 256 << 20
 // its plan declares (C9), and the plan's GC-log option (#JVM.gcLog)
 // appended to JAVA_TOOL_OPTIONS, which every JVM reads at start-up, so
 // that its heap figures can be read back after the window.
-func containerEnv(c schema.Container) map[string]string {
-	if c.JVM == nil {
-		return c.Environment
-	}
-	env := maps.Clone(c.Environment)
-	if env == nil {
-		env = map[string]string{}
-	}
-	add := func(k, v, sep string) {
-		if env[k] != "" {
-			v = strings.TrimRight(env[k], " \n") + sep + v
-		}
-		env[k] = v
-	}
-	if len(c.JVM.Options) > 0 {
-		sep := c.JVM.OptionsJoin
-		if sep == "" {
-			sep = " "
-		}
-		add(c.JVM.OptionsVia, strings.Join(c.JVM.Options, sep), sep)
-	}
-	if c.JVM.GCLog != "" {
-		add("JAVA_TOOL_OPTIONS", c.JVM.GCLog, " ")
-	}
-	return env
-}
+func containerEnv(c schema.Container) map[string]string { return c.StartEnvironment() }
 
 // openDirs are the directories a container needs made, open to every
 // user, before it starts: a JVM's GC-log directory, so that the log can be

@@ -88,6 +88,9 @@ func (r *Runner) Open(ctx context.Context, env schema.Environment, bare bool, pl
 	if len(blocked) > 0 {
 		return nil, refusef("%s", strings.Join(blocked, "; "))
 	}
+	if env.Runtime == "kubernetes" {
+		return nil, refusef("environment %s runs on Kubernetes; spatec resolves and checks its plans and prints its pods (`spatec plan -o k8s`), but does not run them yet", env.Name)
+	}
 	id, err := record.NewRunID()
 	if err != nil {
 		return nil, err

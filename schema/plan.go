@@ -8,8 +8,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"sort"
+	"strings"
 )
 
 // APIVersion versions the plan document written by `spatec plan -o json`.
@@ -42,10 +44,26 @@ type Environment struct {
 	ControlPlane Resources         `json:"controlPlane"`
 	Infra        Infra             `json:"infra"`
 	Envelope     Resources         `json:"envelope"`
+	Runtime      string            `json:"runtime"`
+	Kubernetes   *Kubernetes       `json:"kubernetes,omitempty"`
 	Network      string            `json:"network"`
 	Endpoints    Endpoints         `json:"endpoints"`
 	Workload     Workload          `json:"workload"`
 	Pins         map[string]string `json:"pins,omitempty"`
+}
+
+// Kubernetes is where a run's pods go on a cluster (#Kubernetes).
+type Kubernetes struct {
+	Namespace     string               `json:"namespace"`
+	Kubeconfig    string               `json:"kubeconfig"`
+	ExclusiveCPUs bool                 `json:"exclusiveCPUs"`
+	Nodes         map[string]Placement `json:"nodes"`
+}
+
+// Placement says which node a pod goes to (#Placement).
+type Placement struct {
+	Node   string            `json:"node,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // Host is what the bench host has.
@@ -385,4 +403,36 @@ func (d *Document) Check() error {
 		return fmt.Errorf("plan digest does not match its content: the document says %s, the content hashes to %s; the plan was edited after review, so plan it again with `spatec plan -o json`", d.Digest, got)
 	}
 	return nil
+}
+
+// StartEnvironment is the environment a container starts with, on any
+// runtime: its declared one, and for a JVM the plan's heap options
+// (#JVM.options) in the variable its launcher reads them from
+// (#JVM.optionsVia), after what the entrant put there, and the GC-log
+// option appended to JAVA_TOOL_OPTIONS, which every JVM reads at start-up.
+func (c Container) StartEnvironment() map[string]string {
+	if c.JVM == nil {
+		return c.Environment
+	}
+	env := maps.Clone(c.Environment)
+	if env == nil {
+		env = map[string]string{}
+	}
+	add := func(k, v, sep string) {
+		if env[k] != "" {
+			v = strings.TrimRight(env[k], " \n") + sep + v
+		}
+		env[k] = v
+	}
+	if len(c.JVM.Options) > 0 {
+		sep := c.JVM.OptionsJoin
+		if sep == "" {
+			sep = " "
+		}
+		add(c.JVM.OptionsVia, strings.Join(c.JVM.Options, sep), sep)
+	}
+	if c.JVM.GCLog != "" {
+		add("JAVA_TOOL_OPTIONS", c.JVM.GCLog, " ")
+	}
+	return env
 }

@@ -380,7 +380,7 @@ func TestMisspeltNamesAreUsageErrors(t *testing.T) {
 		{[]string{"exec", "--env", "local", "referenc"}, `no entrant "referenc"; the tree has: reference, `},
 		{[]string{"exec", "--env", "local", "reference:nosuch"}, `entrant reference has no variant "nosuch"; it has: default, small-batch`},
 		{[]string{"exec", "--env", "nope", "reference"}, `no environment "nope"`},
-		{[]string{"exec", "--env", "bench-96c", "reference"}, "entrant reference does not run in bench-96c; it supports: local, local-containers"},
+		{[]string{"exec", "--env", "bench-96c", "reference"}, "entrant reference does not run in bench-96c; it supports: k8s-single, local, local-containers"},
 		{[]string{"ceiling", "--measure", "--env", "nope"}, `no environment "nope"`},
 		{[]string{"pin", "--env", "nope"}, `no environment "nope"`},
 	} {
@@ -388,5 +388,29 @@ func TestMisspeltNamesAreUsageErrors(t *testing.T) {
 		if code != exitUsage || out != "" || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "REFUSED") {
 			t.Errorf("spatec %s: exit %d, stdout %q, stderr %q; want exit %d saying %q", strings.Join(tc.args, " "), code, out, errOut, exitUsage, tc.want)
 		}
+	}
+}
+
+// TestPlanForKubernetes: on a Kubernetes environment, `spatec plan` shows
+// each container's pod, QoS class and node, `-o k8s` prints the manifests,
+// and `exec` refuses, saying it does not run there yet.
+func TestPlanForKubernetes(t *testing.T) {
+	code, out, errOut := cli(t, "plan", "--env", "k8s-single", "reference")
+	if code != exitOK || !strings.Contains(out, "consumer  spatec-reference-consumer-") ||
+		!strings.Contains(out, "on node spatec-node  QoS Guaranteed  1 CPU, exclusive cores (static CPU manager)") {
+		t.Fatalf("plan: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = cli(t, "plan", "--env", "k8s-single", "-o", "k8s", "reference")
+	for _, want := range []string{"kind: Pod", "nodeName: spatec-node", "namespace: spatec", "cpu: \"1\"", "memory: 1Gi", "hostNetwork: true"} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Errorf("plan -o k8s: exit %d, no %q in\n%s%s", code, want, out, errOut)
+		}
+	}
+	if code, _, errOut := cli(t, "plan", "--env", "local", "-o", "k8s", "reference"); code != exitUsage || !strings.Contains(errOut, "environment local runs on docker, not on Kubernetes") {
+		t.Errorf("plan -o k8s on a Docker environment: exit %d\n%s", code, errOut)
+	}
+	code, _, errOut = cli(t, "exec", "--env", "k8s-single", "reference", "--results", t.TempDir())
+	if code != exitRefused || !strings.HasPrefix(errOut, "REFUSED: environment k8s-single runs on Kubernetes") {
+		t.Errorf("exec: exit %d\n%s", code, errOut)
 	}
 }

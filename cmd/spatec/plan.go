@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -16,6 +17,7 @@ import (
 	"spatec.dev/spatec"
 	"spatec.dev/spatec/compiler"
 	"spatec.dev/spatec/exec/debimage"
+	"spatec.dev/spatec/exec/kube"
 	"spatec.dev/spatec/exec/layered"
 	"spatec.dev/spatec/schema"
 )
@@ -99,7 +101,7 @@ func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	env := fs.String("env", "", "environment to resolve against, or \"all\" (required)")
-	out := fs.String("o", "table", "output: table or json")
+	out := fs.String("o", "table", "output: table, json, or k8s (a Kubernetes environment's manifests, for review)")
 	tree := fs.String("tree", "", "CUE tree root (default: the checkout around the working directory, else the embedded tree)")
 	args, err := parseFlags(fs, args)
 	if err != nil {
@@ -108,8 +110,8 @@ func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if *env == "" {
 		return usageError{"--env is required, e.g. --env bench-96c"}
 	}
-	if *out != "table" && *out != "json" {
-		return usageError{fmt.Sprintf("-o %s: use table or json", *out)}
+	if *out != "table" && *out != "json" && *out != "k8s" {
+		return usageError{fmt.Sprintf("-o %s: use table, json or k8s", *out)}
 	}
 	t, err := loadTree(*tree)
 	if err != nil {
@@ -122,7 +124,23 @@ func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	for _, p := range problems {
 		fmt.Fprintln(stderr, p)
 	}
-	if *out == "json" {
+	if *out == "k8s" {
+		for i, p := range plans {
+			m, err := kube.ForPlan(p)
+			if err != nil {
+				return usageError{fmt.Sprintf("-o k8s: %v", err)}
+			}
+			b, err := m.YAML()
+			if err != nil {
+				return err
+			}
+			if i > 0 {
+				fmt.Fprintln(stdout, "---")
+			}
+			fmt.Fprintf(stdout, "# plan %s:%s on %s, %s\n", p.Entrant.Name, p.Variant, p.Env.Name, p.Digest())
+			stdout.Write(b)
+		}
+	} else if *out == "json" {
 		docs := make([]schema.Document, 0, len(plans))
 		for _, p := range plans {
 			docs = append(docs, schema.NewDocument(*p))
@@ -239,6 +257,7 @@ func writePlan(w io.Writer, p *schema.Plan) {
 			schema.FormatBytes(s.svc.Memory), schema.FormatBytes(s.svc.MemorySwap), dash(s.svc.Cpuset), img)
 	}
 	tw.Flush()
+	writePods(w, p)
 	writeBuilds(w, p)
 
 	if len(p.Entrant.Knobs) > 0 {
@@ -258,6 +277,28 @@ func writePlan(w io.Writer, p *schema.Plan) {
 	}
 	fmt.Fprintf(w, "host budget: %s\n", p.BudgetSummary(true))
 	fmt.Fprintf(w, "host memory: %s\n", p.BudgetSummary(false))
+}
+
+// writePods says, for a Kubernetes environment, which pod each container
+// becomes: its QoS class, node and CPUs.
+func writePods(w io.Writer, p *schema.Plan) {
+	if p.Env.Runtime != "kubernetes" {
+		return
+	}
+	m, err := kube.ForPlan(p)
+	if err != nil {
+		fmt.Fprintf(w, "\npods: %v\n", err)
+		return
+	}
+	k := p.Env.Kubernetes
+	fmt.Fprintf(w, "\npods in namespace %s (kubeconfig %s; `spatec plan -o k8s` prints them):\n", k.Namespace, cmp.Or(k.Kubeconfig, "in-cluster"))
+	for _, pod := range m.Summary(k.ExclusiveCPUs) {
+		cpus := pod.CPUs + " CPU"
+		if pod.Exclusive {
+			cpus += ", exclusive cores (static CPU manager)"
+		}
+		fmt.Fprintf(w, "  %s  %s  on node %s  QoS %s  %s\n", pod.Container, pod.Name, pod.Node, pod.QoS, cpus)
+	}
 }
 
 // writeBuilds says how spatec makes each image of the plan it builds
