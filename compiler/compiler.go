@@ -37,6 +37,8 @@ type Tree struct {
 	// entrantParts caches, by environment and entrant, the parts of an
 	// entrant no variant changes, decoded (see decode).
 	entrantParts map[string]schema.Entrant
+	// variants caches each entrant's variants (Variants).
+	variants map[string]variantList
 	// display prefixes the tree's file names, as Options.Display.
 	display string
 	// plans holds every supported plan, by environment, entrant and
@@ -382,6 +384,25 @@ func (t *Tree) Supports(entrant, env string) bool {
 // Variants returns the entrant's variant names and its default (or "" when
 // the entrant does not have exactly one default: the plan reports that).
 func (t *Tree) Variants(entrant string) (names []string, def string) {
+	// Asked once a plan; the entrant's variants are read once.
+	if v, ok := t.variants[entrant]; ok {
+		return v.names, v.def
+	}
+	names, def = t.readVariants(entrant)
+	if t.variants == nil {
+		t.variants = map[string]variantList{}
+	}
+	t.variants[entrant] = variantList{names, def}
+	return names, def
+}
+
+// variantList is an entrant's variants, as Variants returns them.
+type variantList struct {
+	names []string
+	def   string
+}
+
+func (t *Tree) readVariants(entrant string) (names []string, def string) {
 	u, ok := t.entrants[entrant]
 	if !ok {
 		return nil, ""
