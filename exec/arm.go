@@ -42,7 +42,7 @@ type armRun struct {
 // armContainer is a started arm container.
 type armContainer struct {
 	name, role, id string
-	group          *cgroup.Group
+	group          Group
 }
 
 type exitEvent struct {

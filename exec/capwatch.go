@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"spatec.dev/spatec/exec/cgroup"
 )
 
 // capWatchPeriod is how often the caps are read again inside the window.
@@ -33,7 +32,7 @@ type capWatch struct {
 // capTarget is one container whose caps are held.
 type capTarget struct {
 	name     string
-	group    *cgroup.Group
+	group    Group
 	verified map[string]string // the files as read back before the window
 }
 

@@ -16,7 +16,6 @@ import (
 	"github.com/google/uuid"
 
 	"spatec.dev/spatec/exec/burn/burntest"
-	"spatec.dev/spatec/exec/cgroup"
 	"spatec.dev/spatec/exec/chstore"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/progress"
@@ -228,7 +227,7 @@ func newRunner(t testing.TB, e *engine.Engine, watch *phaseWatch) *Runner {
 	t.Helper()
 	r := &Runner{
 		Engine:    e,
-		Cgroups:   cgroup.FS{},
+		Cgroups:   HostCgroups{},
 		Period:    100 * time.Millisecond,
 		Log:       testLog{t},
 		Version:   "0.0.0-test",

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"spatec.dev/spatec/exec/cgroup"
 	"spatec.dev/spatec/exec/chstore"
 	"spatec.dev/spatec/exec/progress"
 	"spatec.dev/spatec/exec/record"
@@ -52,8 +51,9 @@ func (u *Unrecorded) Unwrap() error { return u.Err }
 type Runner struct {
 	// Engine is the container engine.
 	Engine Engine
-	// Cgroups reads the cgroup tree (its roots are injectable).
-	Cgroups cgroup.FS
+	// Cgroups reads the containers' cgroups: HostCgroups for the local
+	// engine (its roots are injectable), a node's probe on Kubernetes.
+	Cgroups Cgroups
 	// Clock drives the sampler; nil means the system clock.
 	Clock sample.Clock
 	// Period is the sampler period; 0 means 100 ms.
@@ -231,7 +231,7 @@ func (s *Session) execute(ctx context.Context, run *armRun, opts Options) error 
 	plan := run.plan
 
 	// Before anything starts: the host can hold the plan (C5, CPUs).
-	if err := s.checkHost(plan); err != nil {
+	if err := s.checkHost(ctx, plan); err != nil {
 		return err
 	}
 

@@ -69,7 +69,7 @@ type infraContainer struct {
 	name    string
 	id      string
 	image   image
-	group   *cgroup.Group
+	group   Group
 	// version is what its image runs, when the service says how to read it.
 	version string
 }
@@ -120,7 +120,7 @@ func (s *Session) open(ctx context.Context, bare bool, plans []*schema.Plan) err
 	if s.host, err = r.Engine.Info(ctx); err != nil {
 		return fmt.Errorf("reading the engine's host facts: %w", err)
 	}
-	if s.mode, err = r.Cgroups.Mode(); err != nil {
+	if s.mode, err = r.Cgroups.Mode(ctx); err != nil {
 		return fmt.Errorf("reading the cgroup mode: %w", err)
 	}
 	if err := s.prepare(ctx, bare, plans); err != nil {
@@ -225,7 +225,7 @@ func (s *Session) validate(ctx context.Context, p *schema.Plan) error {
 // verify reads a started container's caps back from its cgroup and refuses
 // on any mismatch or engine warning (C6). It returns the raw files read, for
 // the record, and the group, for the sampler.
-func (s *Session) verify(ctx context.Context, name string, created engine.Created, want cgroup.Caps) (map[string]string, *cgroup.Group, error) {
+func (s *Session) verify(ctx context.Context, name string, created engine.Created, want cgroup.Caps) (map[string]string, Group, error) {
 	r := s.runner
 	c, err := r.Engine.Inspect(ctx, created.ID)
 	if err != nil {
@@ -237,7 +237,7 @@ func (s *Session) verify(ctx context.Context, name string, created engine.Create
 	}
 	// The group is located once: the caps are read back from it and the
 	// sampler reads the same group, so the two cannot disagree.
-	group, err := r.Cgroups.Locate(c.Pid, created.ID)
+	group, found, err := r.Cgroups.Find(ctx, c, want)
 	verified := false
 	defer func() {
 		if group != nil && !verified {
@@ -270,6 +270,9 @@ func (s *Session) verify(ctx context.Context, name string, created engine.Create
 	for _, m := range mismatches {
 		problems = append(problems, fmt.Sprintf("container %s: %s", name, m))
 	}
+	for _, f := range found {
+		problems = append(problems, fmt.Sprintf("container %s: %s", name, f))
+	}
 	if len(problems) > 0 {
 		return nil, nil, refusef("C6: caps do not read back as planned:\n  %s", strings.Join(problems, "\n  "))
 	}
@@ -292,13 +295,13 @@ func (s *Session) exitedDuringVerify(ctx context.Context, name, id string) error
 
 // checkHost refuses a plan this host cannot hold: more CPUs than it has, or
 // swap that the cgroups cannot disable (C5).
-func (s *Session) checkHost(plan *schema.Plan) error {
+func (s *Session) checkHost(ctx context.Context, plan *schema.Plan) error {
 	for _, n := range plan.ContainerNames() {
 		if err := engine.CheckCPUs(plan.Entrant.Containers[n].CPUs, s.host.NCPU); err != nil {
 			return &Refusal{err.Error()}
 		}
 	}
-	if err := cgroup.CheckSwap(s.runner.Cgroups, s.host.SwapLimit); err != nil {
+	if err := s.runner.Cgroups.CheckSwap(ctx, s.host.SwapLimit); err != nil {
 		return &Refusal{err.Error()}
 	}
 	return nil

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"spatec.dev/spatec/exec"
-	"spatec.dev/spatec/exec/cgroup"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/hostlock"
 	"spatec.dev/spatec/exec/progress"
@@ -248,7 +247,7 @@ func newRunner(ctx context.Context, f execFlags, stderr io.Writer) (*exec.Runner
 	}
 	return &exec.Runner{
 		Engine:    e,
-		Cgroups:   cgroup.FS{},
+		Cgroups:   exec.HostCgroups{},
 		Period:    f.period,
 		Progress:  progress.New(stderr),
 		Log:       stderr,

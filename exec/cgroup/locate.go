@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -92,24 +93,33 @@ func (f FS) locateByPID(mode Mode, pid int) (*Group, error) {
 }
 
 func (f FS) locateByLayout(mode Mode, id string) (*Group, error) {
-	layouts := []string{"/docker/" + id, "/system.slice/docker-" + id + ".scope"}
+	g, err := f.locateAt(mode, []string{"/docker/" + id, "/system.slice/docker-" + id + ".scope"})
+	if err != nil {
+		return nil, fmt.Errorf("no Docker layout matched (%w)", err)
+	}
+	return g, nil
+}
+
+// locateAt returns the group at the first of paths that exists under
+// every controller the executor reads.
+func (f FS) locateAt(mode Mode, paths []string) (*Group, error) {
 	var missing []string
-	for _, p := range layouts {
+	for _, p := range paths {
 		var g *Group
 		var err error
 		if mode == ModeV2 {
 			g, err = f.newV2(p)
 		} else {
-			paths := map[string]string{optionalV1: p}
+			byController := map[string]string{optionalV1: p}
 			for _, c := range requiredV1 {
-				paths[c] = p
+				byController[c] = p
 			}
-			g, err = f.newV1(mode, paths)
+			g, err = f.newV1(mode, byController)
 		}
 		if err == nil {
 			return g, nil
 		}
 		missing = append(missing, err.Error())
 	}
-	return nil, fmt.Errorf("no Docker layout matched (%s)", strings.Join(missing, "; "))
+	return nil, errors.New(strings.Join(missing, "; "))
 }

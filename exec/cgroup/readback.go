@@ -20,6 +20,14 @@ type Caps struct {
 	// CpusetCpus is the CPU list the container is pinned to ("0-3,8"); ""
 	// means none was declared, and none is checked.
 	CpusetCpus string
+	// ExclusiveCPUs, when positive, is a CPU cap of whole cores the
+	// container has to itself, as Kubernetes' static CPU manager gives a
+	// Guaranteed pod's container: its cpuset holds exactly that many CPUs,
+	// and it has no CFS quota (since 1.33 the kubelet drops the quota of
+	// such containers). NanoCPUs and CpusetCpus are then zero. That no
+	// other container shares those cores is checked on the node
+	// (FS.CpusetSharers).
+	ExclusiveCPUs int
 	// Memory is the memory limit in bytes; 0 means none.
 	Memory int64
 	// MemorySwap is the combined memory+swap limit, as Docker takes it:
@@ -274,6 +282,9 @@ func Verify(want Caps, got ReadBack) []Mismatch {
 	if want.CpusetCpus != "" {
 		out = append(out, verifyCpuset(want.CpusetCpus, got)...)
 	}
+	if want.ExclusiveCPUs > 0 {
+		out = append(out, verifyExclusive(want.ExclusiveCPUs, got)...)
+	}
 	return out
 }
 
@@ -354,6 +365,25 @@ func verifyCpuset(want string, got ReadBack) []Mismatch {
 		if !g[cpu] {
 			return []Mismatch{{File: "cpuset.cpus", Want: want, Got: raw}}
 		}
+	}
+	return nil
+}
+
+// verifyExclusive checks a cpuset of n whole CPUs; the CFS quota, which
+// must be absent, is checked with the other CPU caps (NanoCPUs 0).
+func verifyExclusive(n int, got ReadBack) []Mismatch {
+	want := fmt.Sprintf("%d CPUs of its own", n)
+	raw, ok := got.Raw["cpuset.cpus"]
+	if !ok {
+		return []Mismatch{{File: "cpuset.cpus", Want: want, Got: absent, Hint: "the cpuset controller is not available for the group"}}
+	}
+	cpus, err := parseCPUList(raw)
+	if err != nil {
+		return []Mismatch{{File: "cpuset.cpus", Want: want, Got: raw, Hint: "the kernel's CPU list is malformed: " + err.Error()}}
+	}
+	if len(cpus) != n {
+		return []Mismatch{{File: "cpuset.cpus", Want: want, Got: raw,
+			Hint: "the kubelet gives whole cores of their own only to a Guaranteed pod's containers with whole CPUs, under its static CPU manager policy (cpuManagerPolicy: static)"}}
 	}
 	return nil
 }

@@ -1,0 +1,104 @@
+package cgroup
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// kubeletTree lays out a v1 node as the kubelet's cgroupfs driver writes
+// it: a Guaranteed pod's container with CPU 1 to itself, a burstable
+// pod's container on the shared pool, and pod-level groups spanning all.
+func kubeletTree(t *testing.T, cpuset, otherCpuset string) (FS, string) {
+	t.Helper()
+	root := t.TempDir()
+	const uid, cid = "5b1c7a9e-0c4d-4f55-9b1a-2f7e9d3c8a10", "3f9a"
+	mine := "kubepods/pod" + uid + "/" + cid
+	other := "kubepods/burstable/podfeed/beef"
+	for _, c := range []string{"memory", "cpu", "cpuacct", "cpuset"} {
+		for _, dir := range []string{mine, other} {
+			if err := os.MkdirAll(filepath.Join(root, c, dir), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for file, content := range map[string]string{
+		"cpu/" + mine + "/cpu.cfs_quota_us":               "-1",
+		"cpu/" + mine + "/cpu.cfs_period_us":              "100000",
+		"memory/" + mine + "/memory.limit_in_bytes":       "134217728",
+		"memory/" + mine + "/memory.memsw.limit_in_bytes": "134217728",
+		"memory/" + mine + "/cgroup.procs":                "4242\n",
+		"cpuset/" + mine + "/cpuset.cpus":                 cpuset,
+		"cpuset/kubepods/pod" + uid + "/cpuset.cpus":      "0-1",
+		"cpuset/kubepods/burstable/podfeed/cpuset.cpus":   "0-1",
+		"cpuset/" + other + "/cpuset.cpus":                otherCpuset,
+	} {
+		if err := os.WriteFile(filepath.Join(root, file), []byte(content+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return FS{Root: root}, uid + "/" + cid
+}
+
+func TestLocatePodAndExclusiveCores(t *testing.T) {
+	fs, ids := kubeletTree(t, "1", "0")
+	uid, cid, _ := strings.Cut(ids, "/")
+	if _, err := fs.LocatePod(QoSBurstable, uid, cid); err == nil || !strings.Contains(err.Error(), "burstable/pod"+uid) {
+		t.Errorf("a Guaranteed pod's container looked up as Burstable: got %v, want the burstable path named as missing", err)
+	}
+	g, err := fs.LocatePod(QoSGuaranteed, uid, cid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pids, err := g.PIDs(); err != nil || len(pids) != 1 || pids[0] != "4242" {
+		t.Errorf("PIDs: %v %v", pids, err)
+	}
+	rb, err := g.ReadBack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Caps{ExclusiveCPUs: 1, Memory: 128 << 20, MemorySwap: 128 << 20}
+	if ms := Verify(want, rb); len(ms) != 0 {
+		t.Errorf("a container with CPU 1 to itself and no quota: %q", mismatchText(ms))
+	}
+	if ms := Verify(Caps{ExclusiveCPUs: 2, Memory: 128 << 20, MemorySwap: 128 << 20}, rb); len(ms) != 1 ||
+		!strings.Contains(ms[0].String(), "cpuset.cpus: want 2 CPUs of its own, found 1") || !strings.Contains(ms[0].Hint, "static CPU manager") {
+		t.Errorf("one core where two were planned: %q", mismatchText(ms))
+	}
+	if sharers, err := fs.CpusetSharers(g, rb.Raw["cpuset.cpus"]); err != nil || len(sharers) != 0 {
+		t.Errorf("no other container is on CPU 1, got %v %v", sharers, err)
+	}
+}
+
+func TestExclusiveCoresSharedOrQuotaed(t *testing.T) {
+	fs, ids := kubeletTree(t, "1", "0-1")
+	uid, cid, _ := strings.Cut(ids, "/")
+	g, err := fs.LocatePod(QoSGuaranteed, uid, cid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sharers, err := fs.CpusetSharers(g, "1")
+	if err != nil || len(sharers) != 1 || sharers[0] != "/kubepods/burstable/podfeed/beef: 0-1" {
+		t.Errorf("the shared pool's container on CPU 1 is a sharer: got %v %v", sharers, err)
+	}
+	// A CFS quota on exclusive cores is not the plan's cap either.
+	if err := os.WriteFile(filepath.Join(fs.Root, "cpu", "kubepods", "pod"+uid, cid, "cpu.cfs_quota_us"), []byte("50000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rb, err := g.ReadBack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms := Verify(Caps{ExclusiveCPUs: 1, Memory: 128 << 20, MemorySwap: 128 << 20}, rb); len(ms) != 1 || ms[0].File != "cpu.cfs_quota_us" {
+		t.Errorf("a quota on exclusive cores: %q", mismatchText(ms))
+	}
+}
+
+func TestPodLayouts(t *testing.T) {
+	got := PodLayouts(QoSBurstable, "a-b", "c1")
+	if got[0] != "/kubepods/burstable/poda-b/c1" ||
+		got[1] != "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-poda_b.slice/cri-containerd-c1.scope" {
+		t.Errorf("layouts: %q", got)
+	}
+}
