@@ -220,9 +220,7 @@ func (run *armRun) start(ctx context.Context) error {
 			r.Progress.Fail(err)
 			return fmt.Errorf("starting %s: %w", spec.Name, err)
 		}
-		raw, group, err := s.verify(ctx, n, created, cgroup.Caps{
-			NanoCPUs: spec.NanoCPUs, CpusetCpus: spec.CpusetCpus, Memory: spec.Memory, MemorySwap: spec.MemorySwap,
-		})
+		raw, group, err := s.verify(ctx, n, created, plannedCaps(plan, spec))
 		if err != nil {
 			r.Progress.Fail(err)
 			return err
@@ -234,6 +232,17 @@ func (run *armRun) start(ctx context.Context) error {
 	}
 	r.Progress.End()
 	return nil
+}
+
+// plannedCaps are the caps a container's cgroup must show. On Kubernetes
+// with the static CPU manager, a Guaranteed pod's whole CPUs are a cpuset
+// of cores of its own, without a CFS quota.
+func plannedCaps(plan *schema.Plan, spec engine.ContainerSpec) cgroup.Caps {
+	want := cgroup.Caps{NanoCPUs: spec.NanoCPUs, CpusetCpus: spec.CpusetCpus, Memory: spec.Memory, MemorySwap: spec.MemorySwap}
+	if k := plan.Env.Kubernetes; plan.Env.Runtime == "kubernetes" && k != nil && k.ExclusiveCPUs {
+		want.ExclusiveCPUs, want.NanoCPUs = int(spec.NanoCPUs/1e9), 0
+	}
+	return want
 }
 
 // watch reports an arm container that stops on its own, with its exit code
@@ -311,6 +320,49 @@ func (run *armRun) hold(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
+// started is a group that knows when its container started: a pod's,
+// read through its node's probe.
+type started interface{ Started() time.Time }
+
+// origin is where the window opens when it cannot open after the caps are
+// verified: on Kubernetes the arm starts consuming before its cgroups can
+// be read through the node's probe, so the window opens at the start of
+// its first container, with every counter at zero there (the groups were
+// made then). It applies when every container's group knows its start and
+// no infrastructure container is sampled (theirs ran before).
+func (run *armRun) origin() (time.Time, bool) {
+	if len(run.s.infra) > 0 {
+		return time.Time{}, false
+	}
+	var first time.Time
+	for _, c := range run.containers {
+		s, ok := c.group.(started)
+		if !ok || s.Started().IsZero() {
+			return time.Time{}, false
+		}
+		if first.IsZero() || s.Started().Before(first) {
+			first = s.Started()
+		}
+	}
+	return first, !first.IsZero()
+}
+
+// landedEarly fails a run whose arm landed rows before the window opened:
+// the window would not cover the drain, and its rate would be too high.
+func (run *armRun) landedEarly(ctx context.Context, store *chstore.Store, want uint64) error {
+	table := run.plan.Env.Workload.Database + "." + run.plan.Env.Workload.Table
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	count, _, err := store.Counts(cctx, table)
+	if err != nil {
+		return fmt.Errorf("counting %s as the window opens: %w", table, err)
+	}
+	if count > 0 {
+		return &Failure{fmt.Sprintf("C13: %d of %d rows had landed before the window opened: the arm's start and the verification of its caps took longer than its first inserts, so the window would not cover the drain", count, want)}
+	}
+	return nil
+}
+
 // drainResult is what the window measured.
 type drainResult struct {
 	drain chstore.Drain
@@ -323,12 +375,20 @@ type drainResult struct {
 // what was verified throughout (C6). The arm is stopped when it ends.
 func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64) (drainResult, error) {
 	r, wl := run.s.runner, run.plan.Env.Workload
-	sm, err := sample.New(run.targets(), sample.WithPeriod(r.period()), sample.WithClock(r.clock()))
+	opts := []sample.Option{sample.WithPeriod(r.period()), sample.WithClock(r.clock())}
+	winStart := time.Now()
+	origin, fromStart := run.origin()
+	if fromStart {
+		opts = append(opts, sample.WithOrigin(origin))
+		winStart = origin
+	} else if err := run.landedEarly(ctx, store, want); err != nil {
+		return drainResult{}, err
+	}
+	sm, err := sample.New(run.targets(), opts...)
 	if err != nil {
 		return drainResult{}, err
 	}
 	winCtx, stopWindow := context.WithCancel(context.WithoutCancel(ctx))
-	winStart := time.Now()
 	summaries := make(chan sample.Summary, 1)
 	go func() {
 		s, _ := sm.Run(winCtx)
@@ -354,6 +414,7 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	r.Progress.Start(progress.PhaseDrain, int64(want), "rows")
 	table := wl.Database + "." + wl.Table
 	d, err := store.WaitDrained(drainCtx, table, want, chstore.DrainOptions{
+		Since:   origin,
 		Poll:    100 * time.Millisecond,
 		Timeout: time.Duration(wl.DrainTimeout) * time.Second,
 		Stall:   stall,

@@ -158,10 +158,16 @@ func (s *Session) present(ctx context.Context, ref, digest string) (string, erro
 	return pinned, nil
 }
 
-// buildProgram compiles a Go program of this module statically and builds
-// it into a FROM scratch image tagged ref, so that it needs no registry.
+// buildProgram builds a program of this module into the image ref.
 func (r *Runner) buildProgram(ctx context.Context, ref, program string) error {
-	if r.SourceDir == "" {
+	return BuildProgram(ctx, r.Engine, r.SourceDir, ref, program)
+}
+
+// BuildProgram compiles a Go program of the module checked out at src
+// statically and builds it into a FROM scratch image tagged ref on e, so
+// that it needs no registry.
+func BuildProgram(ctx context.Context, e Engine, src, ref, program string) error {
+	if src == "" {
 		return fmt.Errorf("image %s is built from %s, which needs a spatec checkout: run spatec from one", ref, program)
 	}
 	dir, err := os.MkdirTemp("", "spatec-build-")
@@ -172,7 +178,7 @@ func (r *Runner) buildProgram(ctx context.Context, ref, program string) error {
 	name := path.Base(program)
 	bin := filepath.Join(dir, name)
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, program)
-	cmd.Dir = r.SourceDir
+	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building %s for image %s: %w\n%s", program, ref, err, out)
@@ -181,7 +187,7 @@ func (r *Runner) buildProgram(ctx context.Context, ref, program string) error {
 	if err != nil {
 		return err
 	}
-	_, err = r.Engine.BuildScratchImage(ctx, engine.ScratchImage{
+	_, err = e.BuildScratchImage(ctx, engine.ScratchImage{
 		Tag:        ref,
 		Files:      map[string][]byte{name: b},
 		Entrypoint: []string{"/" + name},

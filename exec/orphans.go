@@ -97,6 +97,11 @@ func (r *Runner) sweep(ctx context.Context) ([]Orphan, error) {
 	return orphans, nil
 }
 
+// SelfProcess is this process's LabelProcess value: what spatec puts on
+// objects it creates outside a session (a node's probe), so that the orphan
+// sweep leaves them to it.
+func SelfProcess() (string, error) { return processID(os.Getpid()) }
+
 // processID names a process by its pid and its start time (clock ticks
 // since boot, from /proc/<pid>/stat): together they name it even once the
 // pid is reused.

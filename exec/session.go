@@ -89,7 +89,11 @@ func (r *Runner) Open(ctx context.Context, env schema.Environment, bare bool, pl
 		return nil, refusef("%s", strings.Join(blocked, "; "))
 	}
 	if env.Runtime == "kubernetes" {
-		return nil, refusef("environment %s runs on Kubernetes; spatec resolves and checks its plans and prints its pods (`spatec plan -o k8s`), but does not run them yet", env.Name)
+		for _, svc := range env.Infra.Services() {
+			if svc.Run == "container" {
+				return nil, refusef("environment %s runs %s in a container; on Kubernetes spatec runs the arm's pods, and the services must be embedded or external (services in pods are not supported yet)", env.Name, svc.Name)
+			}
+		}
 	}
 	id, err := record.NewRunID()
 	if err != nil {
@@ -231,7 +235,7 @@ func (s *Session) verify(ctx context.Context, name string, created engine.Create
 	if err != nil {
 		return nil, nil, err
 	}
-	if !c.Running || c.Pid == 0 {
+	if !c.Running || c.Pid == 0 && c.Pod == nil {
 		logs, _ := r.Engine.Logs(ctx, created.ID, 20)
 		return nil, nil, &Failure{fmt.Sprintf("container %s exited before its caps could be verified (exit code %d); its log ends:\n%s", name, c.ExitCode, logs)}
 	}

@@ -57,6 +57,7 @@ type Kubernetes struct {
 	Namespace     string               `json:"namespace"`
 	Kubeconfig    string               `json:"kubeconfig"`
 	ExclusiveCPUs bool                 `json:"exclusiveCPUs"`
+	ImageLoad     []string             `json:"imageLoad,omitempty"`
 	Nodes         map[string]Placement `json:"nodes"`
 }
 

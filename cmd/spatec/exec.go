@@ -98,7 +98,7 @@ func runArms(ctx context.Context, f execFlags, runs []armSpec, reps int, hold ti
 			return refusal{err}
 		}
 	}
-	r, closeEngine, err := newRunner(ctx, f, stderr)
+	r, closeEngine, err := newRunner(ctx, f, plans[0].Env, stderr)
 	if err != nil {
 		return err
 	}
@@ -231,8 +231,9 @@ func execPlans(f execFlags, args []string) ([]*schema.Plan, error) {
 	return plans, nil
 }
 
-// newRunner connects to the engine and sets up a runner for this host.
-func newRunner(ctx context.Context, f execFlags, stderr io.Writer) (*exec.Runner, func(), error) {
+// newRunner connects to the engine and sets up a runner for this host, or
+// for the environment's cluster when it runs on Kubernetes.
+func newRunner(ctx context.Context, f execFlags, env schema.Environment, stderr io.Writer) (*exec.Runner, func(), error) {
 	if f.pull != "missing" && f.pull != "never" {
 		return nil, nil, usageError{fmt.Sprintf("--pull=%s: want missing or never", f.pull)}
 	}
@@ -245,7 +246,7 @@ func newRunner(ctx context.Context, f execFlags, stderr io.Writer) (*exec.Runner
 	if src == "" {
 		src = findCheckout()
 	}
-	return &exec.Runner{
+	r := &exec.Runner{
 		Engine:    e,
 		Cgroups:   exec.HostCgroups{},
 		Period:    f.period,
@@ -258,7 +259,16 @@ func newRunner(ctx context.Context, f execFlags, stderr io.Writer) (*exec.Runner
 		LockPath:  hostlock.DefaultPath,
 		NoPull:    f.pull == "never",
 		Results:   f.results,
-	}, func() { e.Close() }, nil
+	}
+	if env.Runtime != "kubernetes" {
+		return r, func() { e.Close() }, nil
+	}
+	removeProbe, err := onKubernetes(ctx, r, e, env)
+	if err != nil {
+		e.Close()
+		return nil, nil, err
+	}
+	return r, func() { removeProbe(); e.Close() }, nil
 }
 
 func asRefusal(err error) error {
@@ -354,7 +364,7 @@ func cmdCeiling(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if plan == nil {
 		return fmt.Errorf("no entrant resolves against %s; run `spatec vet`", f.env)
 	}
-	r, closeEngine, err := newRunner(ctx, f, stderr)
+	r, closeEngine, err := newRunner(ctx, f, plan.Env, stderr)
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,9 @@ func (g *Group) PIDs() ([]string, error) {
 // (kubepods or kubepods.slice) whose cpuset holds any of cpus, as
 // "<group path>: <their cpus>": a container given cores of its own by the
 // static CPU manager shares them with none. Pod-level groups, whose cpuset
-// spans every CPU, are not containers and are skipped.
+// spans every CPU, are not containers and are skipped, and so are the
+// other containers of self's own pod: its sandbox (pause) stays on the
+// shared pool and only sleeps.
 func (f FS) CpusetSharers(self *Group, cpus string) ([]string, error) {
 	mine, err := parseCPUList(cpus)
 	if err != nil {
@@ -98,7 +100,7 @@ func (f FS) CpusetSharers(self *Group, cpus string) ([]string, error) {
 			continue
 		}
 		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-			if err != nil || !d.IsDir() || path == own || !isContainerGroup(path, root) {
+			if err != nil || !d.IsDir() || filepath.Dir(path) == filepath.Dir(own) || !isContainerGroup(path, root) {
 				return err
 			}
 			b, err := os.ReadFile(filepath.Join(path, file))

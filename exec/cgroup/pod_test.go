@@ -8,8 +8,9 @@ import (
 )
 
 // kubeletTree lays out a v1 node as the kubelet's cgroupfs driver writes
-// it: a Guaranteed pod's container with CPU 1 to itself, a burstable
-// pod's container on the shared pool, and pod-level groups spanning all.
+// it: a Guaranteed pod's container with CPU 1 to itself beside its pod's
+// sandbox on the shared pool, a burstable pod's container, and pod-level
+// groups spanning all.
 func kubeletTree(t *testing.T, cpuset, otherCpuset string) (FS, string) {
 	t.Helper()
 	root := t.TempDir()
@@ -17,22 +18,23 @@ func kubeletTree(t *testing.T, cpuset, otherCpuset string) (FS, string) {
 	mine := "kubepods/pod" + uid + "/" + cid
 	other := "kubepods/burstable/podfeed/beef"
 	for _, c := range []string{"memory", "cpu", "cpuacct", "cpuset"} {
-		for _, dir := range []string{mine, other} {
+		for _, dir := range []string{mine, other, "kubepods/pod" + uid + "/pause"} {
 			if err := os.MkdirAll(filepath.Join(root, c, dir), 0o755); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	for file, content := range map[string]string{
-		"cpu/" + mine + "/cpu.cfs_quota_us":               "-1",
-		"cpu/" + mine + "/cpu.cfs_period_us":              "100000",
-		"memory/" + mine + "/memory.limit_in_bytes":       "134217728",
-		"memory/" + mine + "/memory.memsw.limit_in_bytes": "134217728",
-		"memory/" + mine + "/cgroup.procs":                "4242\n",
-		"cpuset/" + mine + "/cpuset.cpus":                 cpuset,
-		"cpuset/kubepods/pod" + uid + "/cpuset.cpus":      "0-1",
-		"cpuset/kubepods/burstable/podfeed/cpuset.cpus":   "0-1",
-		"cpuset/" + other + "/cpuset.cpus":                otherCpuset,
+		"cpu/" + mine + "/cpu.cfs_quota_us":                "-1",
+		"cpu/" + mine + "/cpu.cfs_period_us":               "100000",
+		"memory/" + mine + "/memory.limit_in_bytes":        "134217728",
+		"memory/" + mine + "/memory.memsw.limit_in_bytes":  "134217728",
+		"memory/" + mine + "/cgroup.procs":                 "4242\n",
+		"cpuset/" + mine + "/cpuset.cpus":                  cpuset,
+		"cpuset/kubepods/pod" + uid + "/cpuset.cpus":       "0-1",
+		"cpuset/kubepods/burstable/podfeed/cpuset.cpus":    "0-1",
+		"cpuset/" + other + "/cpuset.cpus":                 otherCpuset,
+		"cpuset/kubepods/pod" + uid + "/pause/cpuset.cpus": "0-1",
 	} {
 		if err := os.WriteFile(filepath.Join(root, file), []byte(content+"\n"), 0o644); err != nil {
 			t.Fatal(err)

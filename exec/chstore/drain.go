@@ -55,6 +55,9 @@ type DrainOptions struct {
 	Poll time.Duration
 	// Timeout bounds the whole drain (C13); it must be positive.
 	Timeout time.Duration
+	// Since, when set, is when the drain began (the arm's start), if
+	// before the call: Elapsed and FirstRow count from it.
+	Since time.Time
 	// Stall, when positive, ends the drain as stalled when ClickHouse has
 	// answered no query for that long, or when rows have landed and no new
 	// one has for that long.
@@ -108,6 +111,9 @@ func (s *Store) WaitDrained(ctx context.Context, table string, n uint64, o Drain
 		return Drain{}, fmt.Errorf("waiting for %s to drain: timeout %v must be positive", table, timeout)
 	}
 	start := time.Now()
+	if !o.Since.IsZero() && o.Since.Before(start) {
+		start = o.Since
+	}
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ticker := time.NewTicker(poll)

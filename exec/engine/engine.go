@@ -863,6 +863,16 @@ func (e *Engine) LoadImage(ctx context.Context, archive io.Reader) ([]string, er
 	return ids, nil
 }
 
+// SaveImage writes the image ref as an archive in the format LoadImage
+// reads (`docker save`), for another runtime to import.
+func (e *Engine) SaveImage(ctx context.Context, ref string) (io.ReadCloser, error) {
+	rc, err := e.cli.ImageSave(ctx, []string{ref})
+	if err != nil {
+		return nil, fmt.Errorf("saving image %s: %w", ref, err)
+	}
+	return rc, nil
+}
+
 // BuildScratchImage builds an image FROM scratch holding img.Files, through
 // the engine's classic builder: no registry, no base image. It returns the
 // image ID.

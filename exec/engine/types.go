@@ -154,6 +154,21 @@ type Container struct {
 	Health string
 	// HealthOutput is what the last health check printed, when it failed.
 	HealthOutput string
+	// Pod, for a container a kubelet runs, says where it is: the node
+	// reads its cgroup by these, not by a PID on spatec's host.
+	Pod *PodRef
+}
+
+// PodRef locates a pod's container on its node.
+type PodRef struct {
+	// Node is the node's name.
+	Node string
+	// UID is the pod's uid; QoS its QoS class (Guaranteed, Burstable,
+	// BestEffort), which places it in the kubelet's tree.
+	UID, QoS string
+	// ContainerID is the runtime's id of the container, without the
+	// runtime's scheme ("containerd://").
+	ContainerID string
 }
 
 // Image identifies an image for records (C14, C16).

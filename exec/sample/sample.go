@@ -87,6 +87,13 @@ func WithPeriod(d time.Duration) Option { return func(s *Sampler) { s.period = d
 // WithClock replaces the system clock.
 func WithClock(c Clock) Option { return func(s *Sampler) { s.clock = c } }
 
+// WithOrigin opens the window at t, before the first reading, with every
+// target's counters at zero: right for containers whose cgroups were made
+// at or after t (an arm's pods, which start consuming before spatec can
+// read them through a node's probe). Memory peaks are then the kernel's
+// since each group was made, which is since t.
+func WithOrigin(t time.Time) Option { return func(s *Sampler) { s.origin = t } }
+
 // WithObserver has f called with every reading as it is taken, from the
 // sampling goroutine: for live progress. f must return quickly.
 func WithObserver(f func(Reading)) Option { return func(s *Sampler) { s.observe = f } }
@@ -97,6 +104,7 @@ type Sampler struct {
 	period  time.Duration
 	clock   Clock
 	observe func(Reading)
+	origin  time.Time
 }
 
 // New checks the targets and returns a Sampler for them.
@@ -122,6 +130,8 @@ func New(targets []Target, opts ...Option) (*Sampler, error) {
 			return nil, fmt.Errorf("sampler target %q has role %q; the roles are %q, %q and %q", t.Name, t.Role, DataPlane, ControlPlane, Infra)
 		case t.Group == nil:
 			return nil, fmt.Errorf("sampler target %q has no cgroup", t.Name)
+		case t.Role == Infra && !s.origin.IsZero():
+			return nil, fmt.Errorf("sampler target %q is infrastructure, up before the window's origin: its counters were not zero there", t.Name)
 		}
 		seen[t.Name] = true
 	}
@@ -140,6 +150,9 @@ func (s *Sampler) Run(ctx context.Context) (Summary, error) {
 	w := s.open()
 	ticker := s.clock.NewTicker(s.period)
 	defer ticker.Stop()
+	if !s.origin.IsZero() {
+		w.add(Reading{At: s.origin, Stats: make([]cgroup.Stat, len(s.targets)), Errs: make([]error, len(s.targets))})
+	}
 	s.read(w)
 	for {
 		select {
@@ -156,6 +169,12 @@ func (s *Sampler) Run(ctx context.Context) (Summary, error) {
 // where the kernel allows it.
 func (s *Sampler) open() *window {
 	w := newWindow(s.targets, s.period)
+	if !s.origin.IsZero() {
+		for i := range w.acc {
+			w.acc[i].peakWindow = true // since each group was made
+		}
+		return w
+	}
 	for i, t := range s.targets {
 		ok, err := t.Group.ResetPeak()
 		w.acc[i].peakWindow = ok

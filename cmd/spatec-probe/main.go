@@ -1,0 +1,58 @@
+// Command spatec-probe is spatec's reader on a Kubernetes node (see package
+// exec/kube/probe). spatec runs it in a pod of its own on each node a run
+// uses, with the node's cgroup tree mounted read-only and the node's
+// process table, and reads every container's caps and usage through it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"spatec.dev/spatec/exec/cgroup"
+	"spatec.dev/spatec/exec/kube/probe"
+)
+
+func main() {
+	root := flag.String("cgroup", "/host/sys/fs/cgroup", "the node's cgroup tree, as mounted in the pod")
+	proc := flag.String("proc", "/proc", "the node's process table (the pod shares the node's PID namespace)")
+	addr := flag.String("addr", os.Getenv("SPATEC_PROBE_ADDR"), "the address to serve on (the node's address)")
+	version := flag.Bool("version", false, "print the version and exit")
+	flag.Parse()
+	if *version {
+		fmt.Println("spatec-probe 0.1.0")
+		return
+	}
+	token := os.Getenv("SPATEC_PROBE_TOKEN")
+	if token == "" || *addr == "" {
+		fmt.Fprintln(os.Stderr, "spatec-probe: SPATEC_PROBE_TOKEN and an address (-addr or SPATEC_PROBE_ADDR) are required")
+		os.Exit(2)
+	}
+	s := &probe.Server{FS: cgroup.FS{Root: *root, Proc: *proc}, Token: token}
+	if _, err := s.FS.Mode(); err != nil {
+		fmt.Fprintf(os.Stderr, "spatec-probe: %v\n", err)
+		os.Exit(1)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	srv := &http.Server{Addr: net.JoinHostPort(*addr, strconv.Itoa(probe.Port)), Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	fmt.Fprintf(os.Stderr, "spatec-probe: serving %s from %s\n", srv.Addr, *root)
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintf(os.Stderr, "spatec-probe: %v\n", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"spatec.dev/spatec/exec"
+	"spatec.dev/spatec/exec/kube"
+	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/schema"
+)
+
+// probeImage is the tag of the probe's image, built from this checkout.
+const probeImage = "spatec-probe:local"
+
+// onKubernetes points r at the environment's cluster: its pods are the
+// containers, and the cgroups are read on the node by spatec's probe,
+// which it starts there. The local Docker engine, b, builds the images
+// spatec makes. The returned function removes the probe.
+func onKubernetes(ctx context.Context, r *exec.Runner, b kube.Builder, env schema.Environment) (func(), error) {
+	k := env.Kubernetes
+	if k == nil {
+		return nil, fmt.Errorf("environment %s runs on Kubernetes and declares no kubernetes block", env.Name)
+	}
+	cfg, err := kubeConfig(k.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("reaching the cluster of %s: %w", env.Name, err)
+	}
+	if _, err := client.CoreV1().Namespaces().Get(ctx, k.Namespace, metav1.GetOptions{}); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("namespace %s does not exist on the cluster of %s: create it (kubectl create namespace %s) and give spatec's user rights to pods, pods/log, pods/proxy and configmaps in it", k.Namespace, env.Name, k.Namespace)
+		}
+		return nil, fmt.Errorf("reading namespace %s on the cluster of %s: %w", k.Namespace, env.Name, err)
+	}
+	place, ok := k.Nodes["arm"]
+	if !ok || place.Node == "" {
+		return nil, fmt.Errorf("environment %s places the arm by labels; spatec's probe reads one named node: name it (kubernetes.nodes.arm.node)", env.Name)
+	}
+	e := &kube.Engine{Client: client, Namespace: k.Namespace, Place: place, Builder: b, Load: k.ImageLoad}
+	r.Progress.Printf("building spatec's probe for node %s", place.Node)
+	if err := exec.BuildProgram(ctx, e, r.SourceDir, probeImage, kube.ProbeProgram); err != nil {
+		return nil, fmt.Errorf("building spatec's probe: %w", err)
+	}
+	self, err := exec.SelfProcess()
+	if err != nil {
+		return nil, err
+	}
+	id, err := record.NewRunID()
+	if err != nil {
+		return nil, err
+	}
+	remove := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := e.RemoveByLabel(ctx, exec.LabelRun, id); err != nil {
+			r.Progress.Printf("removing spatec's probe: %v", err)
+		}
+	}
+	p, err := kube.StartProbe(ctx, e, kube.ProbeSpec{Node: place.Node, Image: probeImage,
+		Labels: map[string]string{exec.LabelRun: id, exec.LabelRole: "probe", exec.LabelProcess: self}})
+	if err != nil {
+		remove()
+		return nil, err
+	}
+	e.Files = p.ReadFile
+	r.Engine, r.Cgroups = e, p
+	return remove, nil
+}
+
+// kubeConfig reads a kubeconfig file, or the pod's own service account
+// when spatec runs in the cluster (path "").
+func kubeConfig(path string) (*rest.Config, error) {
+	if path == "" {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("no kubeconfig is declared and spatec does not run in a pod (%w): declare kubernetes.kubeconfig", err)
+		}
+		return cfg, nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("reading kubeconfig %s: %w", path, errors.Unwrap(err))
+	}
+	return cfg, nil
+}
