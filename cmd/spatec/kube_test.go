@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"spatec.dev/spatec/exec"
+	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/internal/testenv"
+)
+
+// kubeNamespace is the namespace envs/k8s-single runs in.
+const kubeNamespace = "spatec"
+
+// requireCluster fails under CI, and skips elsewhere, without the test
+// cluster, the Docker engine that builds the arm's image and ClickHouse;
+// it returns a client of the cluster, its namespace made.
+func requireCluster(t *testing.T) kubernetes.Interface {
+	t.Helper()
+	testenv.Kubernetes(t)
+	requireServices(t)
+	cfg, err := clientcmd.BuildConfigFromFlags("", testenv.KubeconfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: kubeNamespace}}
+	if _, err := client.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	return client
+}
+
+// leftInNamespace lists the pods and config maps in the namespace.
+func leftInNamespace(t *testing.T, client kubernetes.Interface) []string {
+	t.Helper()
+	ctx := context.Background()
+	pods, err := client.CoreV1().Pods(kubeNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms, err := client.CoreV1().ConfigMaps(kubeNamespace).List(ctx, metav1.ListOptions{LabelSelector: exec.LabelRun})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, p := range pods.Items {
+		left = append(left, "pod "+p.Name)
+	}
+	for _, c := range cms.Items {
+		left = append(left, "config map "+c.Name)
+	}
+	return left
+}
+
+// TestExecOnKubernetes runs the reference arm twice on the single-node
+// cluster the test command stands up: each run's arm is a Guaranteed pod
+// on a core of its own, read back and sampled on the node by spatec's
+// probe, and drains the topic into ClickHouse; both records are ok with
+// every figure, and nothing is left in the namespace.
+func TestExecOnKubernetes(t *testing.T) {
+	client := requireCluster(t)
+	results := t.TempDir()
+	var stdout, stderr syncBuffer
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	code := run(ctx, []string{"exec", "--env", "k8s-single", "reference", "--reps", "2", "--results", results}, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	recs := allRecords(t, results)
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want 2", len(recs))
+	}
+	for _, r := range recs {
+		if r.Status != record.StatusOK {
+			t.Errorf("run %s: %s (%s), want ok", r.RunID, r.Status, r.Note)
+		}
+		cg := r.Run.Cgroups["consumer"]
+		if cg["cpuset.cpus"] != "1" || cg["cpu.cfs_quota_us"] != "-1" || cg["memory.limit_in_bytes"] != "1073741824" {
+			t.Errorf("run %s read back %v; want CPU 1 to itself, no CFS quota and a 1 GiB limit", r.RunID, cg)
+		}
+		if !strings.Contains(r.Run.Host.EngineVersion, "kubelet v1.34.4") {
+			t.Errorf("run %s: engine version %q does not name the kubelet", r.RunID, r.Run.Host.EngineVersion)
+		}
+		for _, m := range []string{record.RowsPerS, record.CoresUsed, record.PeakAnonBytes, record.DistinctRows} {
+			if v, ok := r.Metrics[m]; !ok || v.Value <= 0 {
+				t.Errorf("run %s: %s is %v, want a positive figure", r.RunID, m, v)
+			}
+		}
+		if d := r.Metrics[record.DistinctRows].Value; d != 200_000 {
+			t.Errorf("run %s: %v distinct rows, want 200000", r.RunID, d)
+		}
+	}
+	if left := leftInNamespace(t, client); len(left) > 0 {
+		t.Errorf("left in namespace %s: %v", kubeNamespace, left)
+	}
+	t.Logf("%s", stdout.String())
+}
+
+// TestFaultCapChangedOnTheNode gives the arm pod's container a CFS quota
+// on the node as soon as it runs, behind spatec's and the kubelet's back
+// (a core of its own has none): the probe's read-back catches it, before
+// the window opens (refused) or during it (failed), with what it found.
+func TestFaultCapChangedOnTheNode(t *testing.T) {
+	client := requireCluster(t)
+	results := t.TempDir()
+	b := startCLI(t, "exec", "--env", "k8s-single", "reference", "--results", results)
+	b.waitFor(t, "phase=verify state=start", 5*time.Minute)
+
+	var file string
+	for deadline := time.Now().Add(time.Minute); file == ""; {
+		pods, err := client.CoreV1().Pods(kubeNamespace).List(context.Background(), metav1.ListOptions{LabelSelector: exec.LabelEntrant + "=reference"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pods.Items) == 1 && len(pods.Items[0].Status.ContainerStatuses) == 1 && pods.Items[0].Status.ContainerStatuses[0].ContainerID != "" {
+			p := pods.Items[0]
+			_, cid, _ := strings.Cut(p.Status.ContainerStatuses[0].ContainerID, "://")
+			file = filepath.Join("/sys/fs/cgroup/cpu/kubepods", "pod"+string(p.UID), cid, "cpu.cfs_quota_us")
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the arm's pod did not run within a minute: %+v", pods.Items)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := os.WriteFile(file, []byte("30000"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code := b.wait(t)
+	recs := allRecords(t, results)
+	if len(recs) != 1 {
+		t.Fatalf("%d records, want 1; stderr:\n%s", len(recs), b.stderr.String())
+	}
+	wants := map[record.Status][]string{
+		record.StatusRefused: {"C6: caps do not read back as planned", "container consumer: cpu.cfs_quota_us: want -1, found 30000"},
+		record.StatusFailed:  {"C6: caps changed during the window", "container consumer: cpu.cfs_quota_us read", `and "30000" from`},
+	}
+	wantCode := map[record.Status]int{record.StatusRefused: exitRefused, record.StatusFailed: exitProblems}
+	rec := recs[0]
+	if _, ok := wants[rec.Status]; !ok || code != wantCode[rec.Status] {
+		t.Fatalf("exit %d, record %s (%s); want refused (exit %d) or failed (exit %d)", code, rec.Status, rec.Note, exitRefused, exitProblems)
+	}
+	for _, w := range wants[rec.Status] {
+		if !strings.Contains(rec.Note, w) {
+			t.Errorf("%s run: note %q does not say %q", rec.Status, rec.Note, w)
+		}
+	}
+	t.Logf("caught %s: %s", rec.Status, rec.Note)
+	if left := leftInNamespace(t, client); len(left) > 0 {
+		t.Errorf("left in namespace %s: %v", kubeNamespace, left)
+	}
+}
