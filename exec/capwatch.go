@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
 )
 
 // capWatchPeriod is how often the caps are read again inside the window.
