@@ -220,7 +220,7 @@ func (run *armRun) start(ctx context.Context) error {
 			r.Progress.Fail(err)
 			return fmt.Errorf("starting %s: %w", spec.Name, err)
 		}
-		raw, group, err := s.verify(ctx, n, created, plannedCaps(plan, spec))
+		raw, group, err := s.verify(ctx, n, created, plannedCaps(plan.Env, spec))
 		if err != nil {
 			r.Progress.Fail(err)
 			return err
@@ -237,9 +237,9 @@ func (run *armRun) start(ctx context.Context) error {
 // plannedCaps are the caps a container's cgroup must show. On Kubernetes
 // with the static CPU manager, a Guaranteed pod's whole CPUs are a cpuset
 // of cores of its own, without a CFS quota.
-func plannedCaps(plan *schema.Plan, spec engine.ContainerSpec) cgroup.Caps {
+func plannedCaps(env schema.Environment, spec engine.ContainerSpec) cgroup.Caps {
 	want := cgroup.Caps{NanoCPUs: spec.NanoCPUs, CpusetCpus: spec.CpusetCpus, Memory: spec.Memory, MemorySwap: spec.MemorySwap}
-	if k := plan.Env.Kubernetes; plan.Env.Runtime == "kubernetes" && k != nil && k.ExclusiveCPUs {
+	if k := env.Kubernetes; env.Runtime == "kubernetes" && k != nil && k.ExclusiveCPUs {
 		want.ExclusiveCPUs, want.NanoCPUs = int(spec.NanoCPUs/1e9), 0
 	}
 	return want
@@ -328,12 +328,9 @@ type started interface{ Started() time.Time }
 // verified: on Kubernetes the arm starts consuming before its cgroups can
 // be read through the node's probe, so the window opens at the start of
 // its first container, with every counter at zero there (the groups were
-// made then). It applies when every container's group knows its start and
-// no infrastructure container is sampled (theirs ran before).
+// made then). It applies when every container's group knows its start;
+// the infrastructure's are measured from the first reading, as on Docker.
 func (run *armRun) origin() (time.Time, bool) {
-	if len(run.s.infra) > 0 {
-		return time.Time{}, false
-	}
 	var first time.Time
 	for _, c := range run.containers {
 		s, ok := c.group.(started)

@@ -25,6 +25,14 @@ type Cgroups interface {
 	CheckSwap(ctx context.Context, accounting bool) error
 }
 
+// Starter is a Cgroups that runs something of its own to read with (a
+// node's probe): the session starts it once it owns the host, after the
+// sweep has removed what a killed spatec left, and stops it when it closes.
+type Starter interface {
+	Start(ctx context.Context) error
+	Stop()
+}
+
 // Group is one container's cgroup: its caps, read back before the window
 // and again during it (C6), and its usage, sampled (C7, C8).
 type Group interface {

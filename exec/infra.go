@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"spatec.dev/spatec/exec/broker"
-	"spatec.dev/spatec/exec/cgroup"
 	"spatec.dev/spatec/exec/chstore"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/schema"
@@ -218,9 +217,7 @@ func (s *Session) startInfra(ctx context.Context, key string, svc schema.Service
 	if err := r.Engine.Start(ctx, created.ID); err != nil {
 		return fmt.Errorf("starting %s: %w", svc.Name, err)
 	}
-	raw, group, err := s.verify(ctx, svc.Name, created, cgroup.Caps{
-		NanoCPUs: spec.NanoCPUs, CpusetCpus: spec.CpusetCpus, Memory: spec.Memory, MemorySwap: spec.MemorySwap,
-	})
+	raw, group, err := s.verify(ctx, svc.Name, created, plannedCaps(s.env, spec))
 	if err != nil {
 		return err
 	}

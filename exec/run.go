@@ -159,6 +159,13 @@ func (s *Session) Run(ctx context.Context, plan *schema.Plan, opts Options) (*Re
 	}()
 
 	err = s.execute(ctx, run, opts)
+	if err != nil && ctx.Err() != nil && !slices.Contains(run.rec.Flags, record.FlagInterrupted) {
+		// Interrupted before the window (while images were made, the
+		// topic filled or the arm started): the step's error is the
+		// cancellation's echo, and the run is not a refusal.
+		run.rec.Flags = append(run.rec.Flags, record.FlagInterrupted)
+		err = &Failure{fmt.Sprintf("interrupted before the window opened (%v): %v", context.Cause(ctx), err)}
+	}
 	res.Summary = run.summary
 	run.finish(err, r.now())
 	res.Record = run.rec

@@ -51,6 +51,8 @@ type Session struct {
 	infraExits chan exitEvent
 	watching   context.Context
 	stopWatch  context.CancelFunc
+	// stopCgroups stops what the cgroup reader started, if anything.
+	stopCgroups func()
 }
 
 // labels are the labels of an object the session creates: kv as pairs,
@@ -88,13 +90,6 @@ func (r *Runner) Open(ctx context.Context, env schema.Environment, bare bool, pl
 	if len(blocked) > 0 {
 		return nil, refusef("%s", strings.Join(blocked, "; "))
 	}
-	if env.Runtime == "kubernetes" {
-		for _, svc := range env.Infra.Services() {
-			if svc.Run == "container" {
-				return nil, refusef("environment %s runs %s in a container; on Kubernetes spatec runs the arm's pods, and the services must be embedded or external (services in pods are not supported yet)", env.Name, svc.Name)
-			}
-		}
-	}
 	id, err := record.NewRunID()
 	if err != nil {
 		return nil, err
@@ -121,6 +116,12 @@ func (r *Runner) Open(ctx context.Context, env schema.Environment, bare bool, pl
 func (s *Session) open(ctx context.Context, bare bool, plans []*schema.Plan) error {
 	r := s.runner
 	var err error
+	if st, ok := r.Cgroups.(Starter); ok {
+		if err := st.Start(ctx); err != nil {
+			return err
+		}
+		s.stopCgroups = st.Stop
+	}
 	if s.host, err = r.Engine.Info(ctx); err != nil {
 		return fmt.Errorf("reading the engine's host facts: %w", err)
 	}
@@ -485,6 +486,9 @@ func (s *Session) Close() {
 	defer cancel()
 	if err := r.Engine.RemoveByLabel(ctx, LabelRun, s.id); err != nil {
 		r.logf("removing the infrastructure of session %s: %v", s.id, err)
+	}
+	if s.stopCgroups != nil {
+		s.stopCgroups()
 	}
 	if err := s.lock.Release(); err != nil {
 		r.logf("releasing the host lock: %v", err)

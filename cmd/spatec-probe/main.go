@@ -24,7 +24,7 @@ import (
 func main() {
 	root := flag.String("cgroup", "/host/sys/fs/cgroup", "the node's cgroup tree, as mounted in the pod")
 	proc := flag.String("proc", "/proc", "the node's process table (the pod shares the node's PID namespace)")
-	addr := flag.String("addr", os.Getenv("SPATEC_PROBE_ADDR"), "the address to serve on (the node's address)")
+	addr := flag.String("addr", "127.0.0.1", "the address to serve on: the node's loopback, which spatec reaches through a port-forward")
 	version := flag.Bool("version", false, "print the version and exit")
 	flag.Parse()
 	if *version {
@@ -32,8 +32,8 @@ func main() {
 		return
 	}
 	token := os.Getenv("SPATEC_PROBE_TOKEN")
-	if token == "" || *addr == "" {
-		fmt.Fprintln(os.Stderr, "spatec-probe: SPATEC_PROBE_TOKEN and an address (-addr or SPATEC_PROBE_ADDR) are required")
+	if token == "" {
+		fmt.Fprintln(os.Stderr, "spatec-probe: SPATEC_PROBE_TOKEN is required")
 		os.Exit(2)
 	}
 	s := &probe.Server{FS: cgroup.FS{Root: *root, Proc: *proc}, Token: token}

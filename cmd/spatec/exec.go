@@ -263,12 +263,11 @@ func newRunner(ctx context.Context, f execFlags, env schema.Environment, stderr 
 	if env.Runtime != "kubernetes" {
 		return r, func() { e.Close() }, nil
 	}
-	removeProbe, err := onKubernetes(ctx, r, e, env)
-	if err != nil {
+	if err := onKubernetes(ctx, r, e, env); err != nil {
 		e.Close()
 		return nil, nil, err
 	}
-	return r, func() { removeProbe(); e.Close() }, nil
+	return r, func() { e.Close() }, nil
 }
 
 func asRefusal(err error) error {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,60 +22,61 @@ const probeImage = "spatec-probe:local"
 
 // onKubernetes points r at the environment's cluster: its pods are the
 // containers, and the cgroups are read on the node by spatec's probe,
-// which it starts there. The local Docker engine, b, builds the images
-// spatec makes. The returned function removes the probe.
-func onKubernetes(ctx context.Context, r *exec.Runner, b kube.Builder, env schema.Environment) (func(), error) {
+// which the session starts there. The local Docker engine, b, builds the
+// images spatec makes.
+func onKubernetes(ctx context.Context, r *exec.Runner, b kube.Builder, env schema.Environment) error {
 	k := env.Kubernetes
 	if k == nil {
-		return nil, fmt.Errorf("environment %s runs on Kubernetes and declares no kubernetes block", env.Name)
+		return fmt.Errorf("environment %s runs on Kubernetes and declares no kubernetes block", env.Name)
 	}
 	cfg, err := kubeConfig(k.Kubeconfig)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	// The sampler reads every container ten times a second through the
+	// probe; client-go's default of 5 requests a second would throttle it.
+	cfg.QPS, cfg.Burst = 200, 400
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("reaching the cluster of %s: %w", env.Name, err)
+		return fmt.Errorf("reaching the cluster of %s: %w", env.Name, err)
 	}
 	if _, err := client.CoreV1().Namespaces().Get(ctx, k.Namespace, metav1.GetOptions{}); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("namespace %s does not exist on the cluster of %s: create it (kubectl create namespace %s) and give spatec's user rights to pods, pods/log, pods/proxy and configmaps in it", k.Namespace, env.Name, k.Namespace)
+			return fmt.Errorf("namespace %s does not exist on the cluster of %s: create it (kubectl create namespace %s) and give spatec's user rights to pods, pods/log, pods/proxy and configmaps in it", k.Namespace, env.Name, k.Namespace)
 		}
-		return nil, fmt.Errorf("reading namespace %s on the cluster of %s: %w", k.Namespace, env.Name, err)
+		return fmt.Errorf("reading namespace %s on the cluster of %s: %w", k.Namespace, env.Name, err)
 	}
 	place, ok := k.Nodes["arm"]
 	if !ok || place.Node == "" {
-		return nil, fmt.Errorf("environment %s places the arm by labels; spatec's probe reads one named node: name it (kubernetes.nodes.arm.node)", env.Name)
+		return fmt.Errorf("environment %s places the arm by labels; spatec's probe reads one named node: name it (kubernetes.nodes.arm.node)", env.Name)
 	}
-	e := &kube.Engine{Client: client, Namespace: k.Namespace, Place: place, Builder: b, Load: k.ImageLoad}
+	e := &kube.Engine{Client: client, Namespace: k.Namespace, Place: place, Services: map[string]schema.Placement{}, Builder: b, Load: k.ImageLoad}
+	for _, svc := range []string{"broker", "clickhouse"} {
+		if p, ok := k.Nodes[svc]; ok {
+			if p.Node != place.Node {
+				return fmt.Errorf("environment %s places the %s on node %s and the arm on node %s; spatec's probe reads one node, the arm's: place them together", env.Name, svc, p.Node, place.Node)
+			}
+			e.Services[svc] = p
+		}
+	}
 	r.Progress.Printf("building spatec's probe for node %s", place.Node)
 	if err := exec.BuildProgram(ctx, e, r.SourceDir, probeImage, kube.ProbeProgram); err != nil {
-		return nil, fmt.Errorf("building spatec's probe: %w", err)
+		return fmt.Errorf("building spatec's probe: %w", err)
 	}
 	self, err := exec.SelfProcess()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	id, err := record.NewRunID()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	remove := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := e.RemoveByLabel(ctx, exec.LabelRun, id); err != nil {
-			r.Progress.Printf("removing spatec's probe: %v", err)
-		}
-	}
-	p, err := kube.StartProbe(ctx, e, kube.ProbeSpec{Node: place.Node, Image: probeImage,
+	// The session starts the probe once it owns the node, and stops it.
+	p := kube.NewProbe(e, cfg, kube.ProbeSpec{Node: place.Node, Image: probeImage,
 		Labels: map[string]string{exec.LabelRun: id, exec.LabelRole: "probe", exec.LabelProcess: self}})
-	if err != nil {
-		remove()
-		return nil, err
-	}
 	e.Files = p.ReadFile
 	r.Engine, r.Cgroups = e, p
-	return remove, nil
+	return nil
 }
 
 // kubeConfig reads a kubeconfig file, or the pod's own service account

@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -67,17 +70,38 @@ func leftInNamespace(t *testing.T, client kubernetes.Interface) []string {
 }
 
 // TestExecOnKubernetes runs the reference arm twice on the single-node
-// cluster the test command stands up: each run's arm is a Guaranteed pod
-// on a core of its own, read back and sampled on the node by spatec's
-// probe, and drains the topic into ClickHouse; both records are ok with
-// every figure, and nothing is left in the namespace.
+// cluster the test command stands up, in both of its environments. On
+// k8s-single the arm is a Guaranteed pod on a core of its own, beside the
+// embedded broker and the host's ClickHouse; on k8s-pods the broker and
+// ClickHouse are Guaranteed pods too, each under its CFS quota. Every pod
+// is read back and sampled on the node by spatec's probe; each run drains
+// the topic into ClickHouse and is recorded ok with every figure, and
+// nothing is left in the namespace.
 func TestExecOnKubernetes(t *testing.T) {
 	client := requireCluster(t)
+	for _, tc := range []struct {
+		env     string
+		cgroups map[string]map[string]string
+	}{
+		{"k8s-single", map[string]map[string]string{
+			"consumer": {"cpuset.cpus": "1", "cpu.cfs_quota_us": "-1", "memory.limit_in_bytes": "1073741824"},
+		}},
+		{"k8s-pods", map[string]map[string]string{
+			"consumer":          {"cpu.cfs_quota_us": "50000", "memory.limit_in_bytes": "1073741824"},
+			"spatec-broker":     {"cpu.cfs_quota_us": "25000", "memory.limit_in_bytes": "536870912"},
+			"spatec-clickhouse": {"cpu.cfs_quota_us": "25000", "memory.limit_in_bytes": "1610612736"},
+		}},
+	} {
+		t.Run(tc.env, func(t *testing.T) { execOnKubernetes(t, client, tc.env, tc.cgroups) })
+	}
+}
+
+func execOnKubernetes(t *testing.T, client kubernetes.Interface, env string, cgroups map[string]map[string]string) {
 	results := t.TempDir()
 	var stdout, stderr syncBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	code := run(ctx, []string{"exec", "--env", "k8s-single", "reference", "--reps", "2", "--results", results}, &stdout, &stderr)
+	code := run(ctx, []string{"exec", "--env", env, "reference", "--reps", "2", "--results", results}, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
@@ -89,9 +113,12 @@ func TestExecOnKubernetes(t *testing.T) {
 		if r.Status != record.StatusOK {
 			t.Errorf("run %s: %s (%s), want ok", r.RunID, r.Status, r.Note)
 		}
-		cg := r.Run.Cgroups["consumer"]
-		if cg["cpuset.cpus"] != "1" || cg["cpu.cfs_quota_us"] != "-1" || cg["memory.limit_in_bytes"] != "1073741824" {
-			t.Errorf("run %s read back %v; want CPU 1 to itself, no CFS quota and a 1 GiB limit", r.RunID, cg)
+		for c, files := range cgroups {
+			for f, want := range files {
+				if got := r.Run.Cgroups[c][f]; got != want {
+					t.Errorf("run %s: %s read back %s %q, want %q", r.RunID, c, f, got, want)
+				}
+			}
 		}
 		if !strings.Contains(r.Run.Host.EngineVersion, "kubelet v1.34.4") {
 			t.Errorf("run %s: engine version %q does not name the kubelet", r.RunID, r.Run.Host.EngineVersion)
@@ -160,6 +187,93 @@ func TestFaultCapChangedOnTheNode(t *testing.T) {
 		}
 	}
 	t.Logf("caught %s: %s", rec.Status, rec.Note)
+	if left := leftInNamespace(t, client); len(left) > 0 {
+		t.Errorf("left in namespace %s: %v", kubeNamespace, left)
+	}
+}
+
+// buildSpatec builds this command, for tests that signal a real process.
+func buildSpatec(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "spatec")
+	if out, err := osexec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building spatec: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startUntil starts spatec with args and waits until its stderr says want.
+func startUntil(t *testing.T, bin, want string, args ...string) (*osexec.Cmd, *syncBuffer) {
+	t.Helper()
+	var stderr syncBuffer
+	cmd := osexec.Command(bin, args...)
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Minute); !strings.Contains(stderr.String(), want); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("spatec did not say %q:\n%s", want, stderr.String())
+		}
+	}
+	return cmd, &stderr
+}
+
+// TestKubeInterruptTearsDown interrupts a run on the cluster (SIGINT, then
+// SIGTERM) while its arm's pod starts: the run is recorded failed and
+// interrupted, and the namespace is left empty, the probe's pod included.
+func TestKubeInterruptTearsDown(t *testing.T) {
+	client := requireCluster(t)
+	bin := buildSpatec(t)
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		results := t.TempDir()
+		cmd, stderr := startUntil(t, bin, "phase=verify state=start", "exec", "--env", "k8s-single", "reference", "--results", results)
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code != exitProblems {
+			t.Errorf("%v: exit %d, want %d; stderr:\n%s", sig, code, exitProblems, stderr.String())
+		}
+		recs := allRecords(t, results)
+		if len(recs) != 1 || recs[0].Status != record.StatusFailed || !slices.Contains(recs[0].Flags, record.FlagInterrupted) {
+			t.Errorf("%v: records %+v; want one failed and interrupted", sig, recs)
+		}
+		if left := leftInNamespace(t, client); len(left) > 0 {
+			t.Errorf("%v: left in namespace %s: %v", sig, kubeNamespace, left)
+		}
+	}
+}
+
+// TestKubeKilledThenRunAgain kills spatec (SIGKILL) while its arm's pod
+// starts: its pods stay on the cluster. The next run removes them, records
+// the killed run as failed, and runs ok.
+func TestKubeKilledThenRunAgain(t *testing.T) {
+	client := requireCluster(t)
+	bin := buildSpatec(t)
+	results := t.TempDir()
+	cmd, _ := startUntil(t, bin, "phase=verify state=start", "exec", "--env", "k8s-single", "reference", "--results", results)
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if left := leftInNamespace(t, client); len(left) == 0 {
+		t.Fatal("after SIGKILL nothing of the run is left; want its probe's pod at least")
+	}
+	code, out, errOut := cli(t, "exec", "--env", "k8s-single", "reference", "--results", results)
+	if code != exitOK {
+		t.Fatalf("the next run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"removed what run ", " ago (its spatec process is gone): containers spatec-probe-spatec-node-", "as failed: its spatec process died before recording it"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("the next run does not say %q:\n%s", want, errOut)
+		}
+	}
+	recs := allRecords(t, results)
+	if len(recs) != 2 || recs[0].Status != record.StatusFailed || !slices.Contains(recs[0].Flags, record.FlagInterrupted) || recs[1].Status != record.StatusOK {
+		t.Errorf("records %+v; want the killed run failed and interrupted, then an ok run", recs)
+	}
 	if left := leftInNamespace(t, client); len(left) > 0 {
 		t.Errorf("left in namespace %s: %v", kubeNamespace, left)
 	}

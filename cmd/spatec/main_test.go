@@ -380,7 +380,7 @@ func TestMisspeltNamesAreUsageErrors(t *testing.T) {
 		{[]string{"exec", "--env", "local", "referenc"}, `no entrant "referenc"; the tree has: reference, `},
 		{[]string{"exec", "--env", "local", "reference:nosuch"}, `entrant reference has no variant "nosuch"; it has: default, small-batch`},
 		{[]string{"exec", "--env", "nope", "reference"}, `no environment "nope"`},
-		{[]string{"exec", "--env", "bench-96c", "reference"}, "entrant reference does not run in bench-96c; it supports: k8s-single, local, local-containers"},
+		{[]string{"exec", "--env", "bench-96c", "reference"}, "entrant reference does not run in bench-96c; it supports: k8s-pods, k8s-single, local, local-containers"},
 		{[]string{"ceiling", "--measure", "--env", "nope"}, `no environment "nope"`},
 		{[]string{"pin", "--env", "nope"}, `no environment "nope"`},
 	} {
@@ -392,8 +392,8 @@ func TestMisspeltNamesAreUsageErrors(t *testing.T) {
 }
 
 // TestPlanForKubernetes: on a Kubernetes environment, `spatec plan` shows
-// each container's pod, QoS class and node, `-o k8s` prints the manifests,
-// and `exec` refuses, saying it does not run there yet.
+// each container's pod, QoS class and node, the infrastructure's too when
+// it runs in pods, and `-o k8s` prints the manifests.
 func TestPlanForKubernetes(t *testing.T) {
 	code, out, errOut := cli(t, "plan", "--env", "k8s-single", "reference")
 	if code != exitOK || !strings.Contains(out, "consumer  spatec-reference-consumer-") ||
@@ -409,8 +409,11 @@ func TestPlanForKubernetes(t *testing.T) {
 	if code, _, errOut := cli(t, "plan", "--env", "local", "-o", "k8s", "reference"); code != exitUsage || !strings.Contains(errOut, "environment local runs on docker, not on Kubernetes") {
 		t.Errorf("plan -o k8s on a Docker environment: exit %d\n%s", code, errOut)
 	}
-	code, _, errOut = cli(t, "exec", "--env", "k8s-single", "reference", "--results", t.TempDir())
-	if code != exitRefused || !strings.HasPrefix(errOut, "REFUSED: environment k8s-single runs on Kubernetes") {
-		t.Errorf("exec: exit %d\n%s", code, errOut)
+	code, out, errOut = cli(t, "plan", "--env", "k8s-pods", "reference")
+	for _, want := range []string{"consumer  spatec-reference-consumer-", "  QoS Guaranteed  500m CPU\n",
+		"broker  spatec-broker  on node spatec-node  QoS Guaranteed  250m CPU", "clickhouse  spatec-clickhouse  on node spatec-node  QoS Guaranteed  250m CPU"} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Errorf("plan on k8s-pods: exit %d, no %q in\n%s%s", code, want, out, errOut)
+		}
 	}
 }

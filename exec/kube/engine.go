@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os/exec"
+	osexec "os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -20,8 +20,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
+	"spatec.dev/spatec/exec"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/schema"
 )
@@ -54,8 +56,12 @@ type Engine struct {
 	Client kubernetes.Interface
 	// Namespace holds everything the engine creates.
 	Namespace string
-	// Place is where every pod goes.
+	// Place is where the arm's pods go, and every pod's that Services
+	// does not place.
 	Place schema.Placement
+	// Services places the infrastructure's pods, by service ("broker",
+	// "clickhouse").
+	Services map[string]schema.Placement
 	// Builder builds the images spatec makes; nil when it makes none.
 	Builder Builder
 	// Load is the command that makes an image archive, read on its
@@ -155,9 +161,6 @@ func (e *Engine) podFor(spec engine.ContainerSpec) (*corev1.Pod, *corev1.ConfigM
 	if spec.NoFile > 0 {
 		unsupported = append(unsupported, "an open-file limit (a pod inherits the runtime's)")
 	}
-	if spec.Health != nil {
-		unsupported = append(unsupported, "a health check")
-	}
 	if len(spec.Publish) > 0 && spec.NetworkMode != "host" {
 		unsupported = append(unsupported, "published ports")
 	}
@@ -190,6 +193,20 @@ func (e *Engine) podFor(spec engine.ContainerSpec) (*corev1.Pod, *corev1.ConfigM
 		}
 		c.Resources = corev1.ResourceRequirements{Requests: rl, Limits: rl.DeepCopy()}
 	}
+	if h := spec.Health; h != nil {
+		// The kubelet runs it; the pod's Ready condition is its outcome.
+		c.ReadinessProbe = &corev1.Probe{
+			ProbeHandler:   corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: h.Command}},
+			PeriodSeconds:  int32(max(1, h.Interval.Round(time.Second)/time.Second)),
+			TimeoutSeconds: int32(max(1, h.Timeout.Round(time.Second)/time.Second)),
+		}
+	}
+	place := e.Place
+	if svc, ok := strings.CutPrefix(spec.Labels[exec.LabelRole], "infra/"); ok {
+		if p, ok := e.Services[svc]; ok {
+			place = p
+		}
+	}
 	grace := int64(5)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.Namespace, Labels: labels, Annotations: annotations},
@@ -201,8 +218,8 @@ func (e *Engine) podFor(spec engine.ContainerSpec) (*corev1.Pod, *corev1.ConfigM
 			HostNetwork:                   true,
 			AutomountServiceAccountToken:  new(bool),
 			EnableServiceLinks:            new(bool),
-			NodeName:                      e.Place.Node,
-			NodeSelector:                  e.Place.Labels,
+			NodeName:                      place.Node,
+			NodeSelector:                  place.Labels,
 			TerminationGracePeriodSeconds: &grace,
 		},
 	}
@@ -343,6 +360,10 @@ func (e *Engine) watchPod(ctx context.Context, name string, done func(*corev1.Po
 				w.Stop()
 				return err
 			}
+			if ev.Type == watch.Deleted {
+				w.Stop()
+				return fmt.Errorf("pod %s was deleted", name)
+			}
 		}
 		w.Stop()
 		if ctx.Err() != nil {
@@ -378,6 +399,12 @@ func (e *Engine) Inspect(ctx context.Context, id string) (engine.Container, erro
 		return c, nil
 	}
 	c.ImageID = cs.ImageID
+	if spec := p.Spec.Containers; len(spec) > 0 && spec[0].ReadinessProbe != nil {
+		c.Health = "starting"
+		if cs.Ready {
+			c.Health = "healthy"
+		}
+	}
 	switch {
 	case cs.State.Running != nil:
 		c.Status, c.Running, c.StartedAt = "running", true, cs.State.Running.StartedAt.Time
@@ -528,12 +555,29 @@ func (e *Engine) ListOwned(ctx context.Context, key string) ([]engine.Owned, err
 	return out, nil
 }
 
-// ImageExists reports whether the node holds the image, as its status
-// lists it, or this engine loaded it there.
+// ImageExists reports whether the image can run on the node: the node
+// holds it, as its status lists it, or this engine loaded it there, or the
+// builder holds it (ImageDigest then loads it onto the node).
 func (e *Engine) ImageExists(ctx context.Context, ref string) (bool, error) {
 	if _, ok := e.loaded(ref); ok {
 		return true, nil
 	}
+	if held, err := e.nodeHolds(ctx, ref); err != nil || held {
+		return held, err
+	}
+	if e.Builder == nil {
+		return false, nil
+	}
+	_, err := e.Builder.ImageDigest(ctx, ref)
+	var missing *engine.ImageMissingError
+	if errors.As(err, &missing) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// nodeHolds reports whether the node lists the image by this name.
+func (e *Engine) nodeHolds(ctx context.Context, ref string) (bool, error) {
 	names, err := e.nodeImages(ctx)
 	if err != nil {
 		return false, err
@@ -583,11 +627,22 @@ func (e *Engine) placeName() string {
 	return metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: e.Place.Labels})
 }
 
-// ImageDigest identifies an image for records: an image this engine built
-// by its content id, one the node pulled by its registry digest.
+// ImageDigest identifies an image for records: one spatec built by its
+// content id, one the node pulled by its registry digest. An image the
+// builder holds (built by an earlier spatec, or a Debian recipe's) is loaded
+// onto the node first when the node lacks it, so that what is recorded is
+// what the node runs.
 func (e *Engine) ImageDigest(ctx context.Context, ref string) (engine.Image, error) {
 	if img, ok := e.loaded(ref); ok {
 		return img, nil
+	}
+	if e.Builder != nil {
+		if img, err := e.Builder.ImageDigest(ctx, ref); err == nil {
+			if err := e.load(ctx, ref); err != nil {
+				return engine.Image{}, err
+			}
+			return img, nil
+		}
 	}
 	node, err := e.node(ctx)
 	if err != nil {
@@ -708,7 +763,7 @@ func (e *Engine) load(ctx context.Context, ref string) error {
 		return err
 	}
 	defer archive.Close()
-	cmd := exec.CommandContext(ctx, e.Load[0], e.Load[1:]...)
+	cmd := osexec.CommandContext(ctx, e.Load[0], e.Load[1:]...)
 	cmd.Stdin = archive
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("loading image %s onto node %s with %s: %w\n%s", ref, e.placeName(), strings.Join(e.Load, " "), err, out)

@@ -102,7 +102,66 @@ func ForPlan(p *schema.Plan) (*Manifests, error) {
 		}
 		m.Pods = append(m.Pods, pod)
 	}
+	for _, s := range []struct {
+		key string
+		svc schema.Service
+	}{{"broker", p.Env.Infra.Broker}, {"clickhouse", p.Env.Infra.ClickHouse}} {
+		if s.svc.Run != "container" {
+			continue
+		}
+		if err := m.addService(p, s.key, s.svc, digest); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
+}
+
+// addService adds the pod (and config map) of a service that runs in one.
+func (m *Manifests) addService(p *schema.Plan, key string, svc schema.Service, digest string) error {
+	k := p.Env.Kubernetes
+	if k.ExclusiveCPUs && svc.CPUs != float64(int64(svc.CPUs)) {
+		return fmt.Errorf("the %s has %v CPUs; exclusive cores go only to whole CPUs (C6)", key, svc.CPUs)
+	}
+	place, ok := k.Nodes[key]
+	if !ok {
+		place = k.Nodes["arm"]
+	}
+	if svc.Image == nil {
+		return fmt.Errorf("the %s runs in a pod and declares no image (C11)", key)
+	}
+	name := strings.ToLower(svc.Name)
+	labels := map[string]string{LabelPlan: digest, LabelRole: "infra." + key}
+	c := corev1.Container{
+		Name:            key,
+		Image:           svc.Image.Ref,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Args:            svc.Args,
+		Env:             envVars(svc.Environment),
+		Resources:       guaranteed(svc.CPUs, svc.Memory),
+	}
+	if h := svc.Health; h != nil {
+		c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: h.Command}}}
+	}
+	pod := &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: k.Namespace, Labels: labels},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                corev1.RestartPolicyNever,
+			HostNetwork:                  p.Env.Network == "host",
+			AutomountServiceAccountToken: new(bool),
+			NodeName:                     place.Node,
+			NodeSelector:                 place.Labels,
+		},
+	}
+	if len(svc.Files) > 0 {
+		cm, mounts, vol := files(name, k.Namespace, labels, svc.Files)
+		m.ConfigMaps = append(m.ConfigMaps, cm)
+		pod.Spec.Volumes = append(pod.Spec.Volumes, vol)
+		c.VolumeMounts = mounts
+	}
+	pod.Spec.Containers = []corev1.Container{c}
+	m.Pods = append(m.Pods, pod)
+	return nil
 }
 
 // Summary says, pod by pod, what a reviewer checks: QoS class, node, CPUs.

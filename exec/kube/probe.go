@@ -6,15 +6,21 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/portforward"
+	"k8s.io/client-go/transport/spdy"
 
 	"spatec.dev/spatec/exec"
 	"spatec.dev/spatec/exec/cgroup"
@@ -26,14 +32,58 @@ import (
 const ProbeProgram = "./cmd/spatec-probe"
 
 // Probe reads the cgroups of a run's pods on their node, through spatec's
-// probe running there (package probe), reached through the API server's pod
-// proxy. It is the executor's cgroup tree on Kubernetes (exec.Cgroups).
+// probe running there (package probe). The probe serves on the node's
+// loopback only; spatec reaches it through a port-forward (the API server
+// to the kubelet to the pod), one connection kept alive for every request.
+// It is the executor's cgroup tree on Kubernetes (exec.Cgroups).
 type Probe struct {
-	client    kubernetes.Interface
-	namespace string
-	node      string
-	pod       string
-	token     string
+	engine *Engine
+	config *rest.Config
+	spec   ProbeSpec
+	node   string
+	pod    string
+	token  string
+
+	forward *portforward.PortForwarder
+	base    string // http://127.0.0.1:<local port>
+	http    *http.Client
+
+	// The last reading of every container, shared by the sampler's
+	// readings of one tick: one request a tick, however many containers.
+	mu      sync.Mutex
+	batch   probe.Stats
+	batchAt time.Time
+}
+
+// batchFresh is how old a reading of every container may be and still
+// serve a container's reading: the sampler reads its targets one after
+// another within a tick, 100 ms apart from the next.
+const batchFresh = 20 * time.Millisecond
+
+// stat is one container's reading, from a reading of every container no
+// older than batchFresh.
+func (p *Probe) stat(key string) (cgroup.Stat, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, have := p.batch.Stats[key]
+	_, failed := p.batch.Errors[key]
+	if time.Since(p.batchAt) > batchFresh || !have && !failed {
+		ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+		defer cancel()
+		var all probe.Stats
+		if err := p.getJSON(ctx, probe.StatsPath, nil, &all); err != nil {
+			return cgroup.Stat{}, err
+		}
+		p.batch, p.batchAt = all, time.Now()
+	}
+	if msg, ok := p.batch.Errors[key]; ok {
+		return cgroup.Stat{}, fmt.Errorf("spatec's probe on node %s: %s", p.node, msg)
+	}
+	st, ok := p.batch.Stats[key]
+	if !ok {
+		return cgroup.Stat{}, fmt.Errorf("spatec's probe on node %s holds no container %s", p.node, key)
+	}
+	return st, nil
 }
 
 // ProbeSpec says where and how to start a probe.
@@ -47,21 +97,32 @@ type ProbeSpec struct {
 	Labels map[string]string
 }
 
-// StartProbe runs a probe on a node and waits until it answers. Its pod
+// NewProbe returns a probe to run on spec.Node with e, reached with
+// config; Start runs it.
+func NewProbe(e *Engine, config *rest.Config, spec ProbeSpec) *Probe {
+	return &Probe{engine: e, config: config, spec: spec, node: spec.Node}
+}
+
+// Start runs the probe on its node and waits until it answers. Its pod
 // shares the node's network and process table and mounts the node's
 // cgroup tree read-only. It requests nothing (BestEffort): what it uses is
 // measurement overhead, like the sampler's on a Docker host, and a request
 // would take from the node's allocatable CPUs what the plan's pods need.
-func StartProbe(ctx context.Context, e *Engine, spec ProbeSpec) (*Probe, error) {
+//
+// It is started by the session once it owns the node: the probe of a spatec
+// that was killed holds the probe's port on the node until the session's
+// sweep has removed it.
+func (p *Probe) Start(ctx context.Context) error {
+	e, spec := p.engine, p.spec
 	raw := make([]byte, 16)
 	if _, err := rand.Read(raw); err != nil {
-		return nil, fmt.Errorf("making the probe's token: %w", err)
+		return fmt.Errorf("making the probe's token: %w", err)
 	}
 	token := hex.EncodeToString(raw)
 	name := strings.ToLower("spatec-probe-" + spec.Node + "-" + token[:8])
 	labels, annotations, err := podLabels(spec.Labels)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	hostPath := corev1.HostPathDirectory
 	grace := int64(1)
@@ -79,40 +140,104 @@ func StartProbe(ctx context.Context, e *Engine, spec ProbeSpec) (*Probe, error) 
 				Name:            "probe",
 				Image:           spec.Image,
 				ImagePullPolicy: corev1.PullIfNotPresent,
-				Env: []corev1.EnvVar{
-					{Name: "SPATEC_PROBE_TOKEN", Value: token},
-					{Name: "SPATEC_PROBE_ADDR", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
-				},
-				VolumeMounts: []corev1.VolumeMount{{Name: "cgroup", MountPath: "/host/sys/fs/cgroup", ReadOnly: true}},
+				Env:             []corev1.EnvVar{{Name: "SPATEC_PROBE_TOKEN", Value: token}},
+				VolumeMounts:    []corev1.VolumeMount{{Name: "cgroup", MountPath: "/host/sys/fs/cgroup", ReadOnly: true}},
 			}},
 			Volumes: []corev1.Volume{{Name: "cgroup", VolumeSource: corev1.VolumeSource{
 				HostPath: &corev1.HostPathVolumeSource{Path: "/sys/fs/cgroup", Type: &hostPath}}}},
 		},
 	}
 	if _, err := e.Client.CoreV1().Pods(e.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		return nil, fmt.Errorf("creating the probe's pod on node %s: %w", spec.Node, err)
+		return fmt.Errorf("creating the probe's pod on node %s: %w", spec.Node, err)
 	}
-	p := &Probe{client: e.Client, namespace: e.Namespace, node: spec.Node, pod: name, token: token}
+	p.pod, p.token = name, token
 	if err := e.Start(ctx, name); err != nil {
-		return p, fmt.Errorf("starting spatec's probe on node %s: %w", spec.Node, err)
+		return fmt.Errorf("starting spatec's probe on node %s: %w", spec.Node, err)
 	}
-	// Running is not serving: ask until it answers.
+	if err := p.forwardPort(ctx); err != nil {
+		return err
+	}
+	// Running is not serving: ask until it answers, as long as it runs.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		_, err := p.Mode(ctx)
 		if err == nil {
-			return p, nil
+			return nil
 		}
-		if time.Now().After(deadline) {
+		c, ierr := e.Inspect(ctx, name)
+		if ierr == nil && !c.Running || time.Now().After(deadline) {
 			logs, _ := e.Logs(ctx, name, 20)
-			return p, fmt.Errorf("spatec's probe on node %s does not answer through the API server's pod proxy after 30s: %w; its log ends:\n%s", spec.Node, err, logs)
+			return fmt.Errorf("spatec's probe on node %s does not answer through the API server's pod proxy (%s): %w; its log ends:\n%s", spec.Node, c.Status, err, logs)
 		}
 		select {
 		case <-ctx.Done():
-			return p, ctx.Err()
+			return ctx.Err()
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// forwardPort opens the port-forward to the probe's port on its pod, on
+// a free port of spatec's loopback.
+func (p *Probe) forwardPort(ctx context.Context) error {
+	transport, upgrader, err := spdy.RoundTripperFor(p.config)
+	if err != nil {
+		return fmt.Errorf("reaching spatec's probe on node %s: %w", p.node, err)
+	}
+	u := p.engine.Client.CoreV1().RESTClient().Post().Resource("pods").Namespace(p.engine.Namespace).Name(p.pod).SubResource("portforward").URL()
+	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
+	stop, ready := make(chan struct{}), make(chan struct{})
+	var errOut strings.Builder
+	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:" + strconv.Itoa(probe.Port)}, stop, ready, io.Discard, &syncWriter{b: &errOut})
+	if err != nil {
+		return fmt.Errorf("forwarding a port to spatec's probe on node %s: %w", p.node, err)
+	}
+	failed := make(chan error, 1)
+	go func() { failed <- fw.ForwardPorts() }()
+	select {
+	case <-ready:
+	case err := <-failed:
+		return fmt.Errorf("forwarding a port to spatec's probe on node %s: %v", p.node, err)
+	case <-ctx.Done():
+		close(stop)
+		return ctx.Err()
+	}
+	ports, err := fw.GetPorts()
+	if err != nil || len(ports) != 1 {
+		close(stop)
+		return fmt.Errorf("forwarding a port to spatec's probe on node %s: %v", p.node, err)
+	}
+	p.forward = fw
+	p.base = fmt.Sprintf("http://127.0.0.1:%d", ports[0].Local)
+	p.http = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4, IdleConnTimeout: time.Minute}}
+	return nil
+}
+
+// syncWriter lets the port-forward write its errors from its goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	b  *strings.Builder
+}
+
+func (w *syncWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(b)
+}
+
+// Stop removes the probe's pod.
+func (p *Probe) Stop() {
+	if p.forward != nil {
+		p.forward.Close()
+		p.forward = nil
+	}
+	if p.pod == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_ = p.engine.deletePods(ctx, []string{p.pod}, 1)
+	p.pod = ""
 }
 
 // Pod is the probe's pod.
@@ -124,13 +249,28 @@ func (p *Probe) get(ctx context.Context, path string, params map[string]string) 
 	for k, v := range params {
 		q[k] = v
 	}
-	b, err := p.client.CoreV1().Pods(p.namespace).ProxyGet("http", p.pod, strconv.Itoa(probe.Port), path, q).DoRaw(ctx)
+	if p.base == "" {
+		return nil, fmt.Errorf("spatec's probe on node %s is not running", p.node)
+	}
+	v := url.Values{}
+	for k, x := range q {
+		v.Set(k, x)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.base+path+"?"+v.Encode(), nil)
 	if err != nil {
-		msg := strings.TrimSpace(string(b))
-		if msg == "" {
-			msg = err.Error()
-		}
-		return nil, fmt.Errorf("spatec's probe on node %s (%s): %s", p.node, path, msg)
+		return nil, err
+	}
+	resp, err := p.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("spatec's probe on node %s (%s): %w", p.node, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("spatec's probe on node %s (%s): %w", p.node, path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("spatec's probe on node %s (%s): %s", p.node, path, strings.TrimSpace(string(b)))
 	}
 	return b, nil
 }
@@ -218,7 +358,7 @@ func (p *Probe) appContainers(ctx context.Context, sharers []string) []string {
 	if len(sharers) == 0 {
 		return nil
 	}
-	pods, err := p.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + p.node})
+	pods, err := p.engine.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + p.node})
 	if err != nil {
 		return sharers
 	}
@@ -291,13 +431,7 @@ func (g *remoteGroup) ReadBack() (cgroup.ReadBack, error) {
 	return rb, err
 }
 
-func (g *remoteGroup) Stat() (cgroup.Stat, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
-	defer cancel()
-	var st cgroup.Stat
-	err := g.probe.getJSON(ctx, probe.StatPath, g.params(), &st)
-	return st, err
-}
+func (g *remoteGroup) Stat() (cgroup.Stat, error) { return g.probe.stat(g.uid + "/" + g.id) }
 
 func (g *remoteGroup) ResetPeak() (bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)

@@ -88,11 +88,16 @@ func WithPeriod(d time.Duration) Option { return func(s *Sampler) { s.period = d
 func WithClock(c Clock) Option { return func(s *Sampler) { s.clock = c } }
 
 // WithOrigin opens the window at t, before the first reading, with every
-// target's counters at zero: right for containers whose cgroups were made
-// at or after t (an arm's pods, which start consuming before spatec can
-// read them through a node's probe). Memory peaks are then the kernel's
-// since each group was made, which is since t.
+// arm target's counters at zero: right for containers whose cgroups were
+// made at or after t (an arm's pods, which start consuming before spatec
+// can read them through a node's probe). Their memory peaks are then the
+// kernel's since each group was made, which is since t. Infrastructure
+// targets, up long before, are measured from their first reading.
 func WithOrigin(t time.Time) Option { return func(s *Sampler) { s.origin = t } }
+
+// errBeforeOrigin marks, in the reading at the window's origin, a target
+// that is not read there: it is measured from its first real reading.
+var errBeforeOrigin = errors.New("not read at the window's origin")
 
 // WithObserver has f called with every reading as it is taken, from the
 // sampling goroutine: for live progress. f must return quickly.
@@ -130,8 +135,6 @@ func New(targets []Target, opts ...Option) (*Sampler, error) {
 			return nil, fmt.Errorf("sampler target %q has role %q; the roles are %q, %q and %q", t.Name, t.Role, DataPlane, ControlPlane, Infra)
 		case t.Group == nil:
 			return nil, fmt.Errorf("sampler target %q has no cgroup", t.Name)
-		case t.Role == Infra && !s.origin.IsZero():
-			return nil, fmt.Errorf("sampler target %q is infrastructure, up before the window's origin: its counters were not zero there", t.Name)
 		}
 		seen[t.Name] = true
 	}
@@ -151,7 +154,13 @@ func (s *Sampler) Run(ctx context.Context) (Summary, error) {
 	ticker := s.clock.NewTicker(s.period)
 	defer ticker.Stop()
 	if !s.origin.IsZero() {
-		w.add(Reading{At: s.origin, Stats: make([]cgroup.Stat, len(s.targets)), Errs: make([]error, len(s.targets))})
+		r := Reading{At: s.origin, Stats: make([]cgroup.Stat, len(s.targets)), Errs: make([]error, len(s.targets))}
+		for i, t := range s.targets {
+			if t.Role == Infra {
+				r.Errs[i] = errBeforeOrigin
+			}
+		}
+		w.add(r)
 	}
 	s.read(w)
 	for {
@@ -169,13 +178,11 @@ func (s *Sampler) Run(ctx context.Context) (Summary, error) {
 // where the kernel allows it.
 func (s *Sampler) open() *window {
 	w := newWindow(s.targets, s.period)
-	if !s.origin.IsZero() {
-		for i := range w.acc {
-			w.acc[i].peakWindow = true // since each group was made
-		}
-		return w
-	}
 	for i, t := range s.targets {
+		if !s.origin.IsZero() && t.Role != Infra {
+			w.acc[i].peakWindow = true // since the group was made
+			continue
+		}
 		ok, err := t.Group.ResetPeak()
 		w.acc[i].peakWindow = ok
 		if err != nil {

@@ -172,6 +172,11 @@ func (w *window) add(r Reading) {
 	for i, st := range r.Stats {
 		a := &w.acc[i]
 		cs := &w.series.Containers[i]
+		if errors.Is(r.Errs[i], errBeforeOrigin) {
+			cs.CPUUsageNs = append(cs.CPUUsageNs, -1)
+			cs.AnonShmemBytes = append(cs.AnonShmemBytes, -1)
+			continue
+		}
 		if r.Errs[i] != nil {
 			if a.err == nil {
 				a.err = r.Errs[i]

@@ -38,6 +38,7 @@ const (
 	FindPath      = "/find"
 	ReadBackPath  = "/readback"
 	StatPath      = "/stat"
+	StatsPath     = "/stats"
 	ResetPeakPath = "/resetpeak"
 	ClosePath     = "/close"
 	FilePath      = "/file"
@@ -54,6 +55,13 @@ type Found struct {
 	// places the container's start on its own clock from it, whatever the
 	// node's clock says.
 	AgeMS int64 `json:"ageMS"`
+}
+
+// Stats is the answer to StatsPath: one reading of every container found
+// so far, by "<pod uid>/<container id>", or why it could not be read.
+type Stats struct {
+	Stats  map[string]cgroup.Stat `json:"stats"`
+	Errors map[string]string      `json:"errors,omitempty"`
 }
 
 // Reply carries a mode, a swap check or a peak reset.
@@ -98,6 +106,23 @@ func (s *Server) Handler() http.Handler {
 		st, err := g.Stat()
 		reply(w, st, err)
 	})))
+	mux.HandleFunc(StatsPath, s.auth(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		out := Stats{Stats: make(map[string]cgroup.Stat, len(s.groups))}
+		for key, g := range s.groups {
+			st, err := g.Stat()
+			if err != nil {
+				if out.Errors == nil {
+					out.Errors = map[string]string{}
+				}
+				out.Errors[key] = err.Error()
+				continue
+			}
+			out.Stats[key] = st
+		}
+		reply(w, out, nil)
+	}))
 	mux.HandleFunc(ResetPeakPath, s.auth(s.withGroup(func(w http.ResponseWriter, r *http.Request, g *cgroup.Group) {
 		ok, err := g.ResetPeak()
 		reply(w, Reply{OK: ok}, err)
