@@ -46,18 +46,30 @@ func onKubernetes(ctx context.Context, r *exec.Runner, b kube.Builder, env schem
 		}
 		return fmt.Errorf("reading namespace %s on the cluster of %s: %w", k.Namespace, env.Name, err)
 	}
-	place, ok := k.Nodes["arm"]
-	if !ok || place.Node == "" {
-		return fmt.Errorf("environment %s places the arm by labels; spatec's probe reads one named node: name it (kubernetes.nodes.arm.node)", env.Name)
+	// A run's pods go to one node, which spatec's probe reads: a placement
+	// by labels is resolved to the one node that has them.
+	resolve := func(p schema.Placement) (string, error) {
+		return (&kube.Engine{Client: client, Place: p}).NodeName(ctx)
 	}
+	node, err := resolve(k.Nodes["arm"])
+	if err != nil {
+		return fmt.Errorf("placing the arm of %s: %w", env.Name, err)
+	}
+	place := schema.Placement{Node: node}
 	e := &kube.Engine{Client: client, Namespace: k.Namespace, Place: place, Services: map[string]schema.Placement{}, Builder: b, Load: k.ImageLoad}
 	for _, svc := range []string{"broker", "clickhouse"} {
-		if p, ok := k.Nodes[svc]; ok {
-			if p.Node != place.Node {
-				return fmt.Errorf("environment %s places the %s on node %s and the arm on node %s; spatec's probe reads one node, the arm's: place them together", env.Name, svc, p.Node, place.Node)
-			}
-			e.Services[svc] = p
+		p, ok := k.Nodes[svc]
+		if !ok {
+			continue
 		}
+		n, err := resolve(p)
+		if err != nil {
+			return fmt.Errorf("placing the %s of %s: %w", svc, env.Name, err)
+		}
+		if n != node {
+			return fmt.Errorf("environment %s places the %s on node %s and the arm on node %s; spatec's probe reads one node, the arm's: place them together", env.Name, svc, n, node)
+		}
+		e.Services[svc] = schema.Placement{Node: n}
 	}
 	r.Progress.Printf("building spatec's probe for node %s", place.Node)
 	if err := exec.BuildProgram(ctx, e, r.SourceDir, probeImage, kube.ProbeProgram); err != nil {

@@ -278,3 +278,29 @@ func TestKubeKilledThenRunAgain(t *testing.T) {
 		t.Errorf("left in namespace %s: %v", kubeNamespace, left)
 	}
 }
+
+// TestKubePlacedByLabels places the arm by the node's labels: it runs on
+// the one node that has them; labels no node has stop the run before
+// anything is created, naming them.
+func TestKubePlacedByLabels(t *testing.T) {
+	client := requireCluster(t)
+	byLabel := func(value string) string {
+		return copyTree(t, map[string][2]string{"envs/k8s-single/env.cue": {`nodes: arm: node: "spatec-node"`,
+			`nodes: arm: labels: "kubernetes.io/hostname": "` + value + `"`}})
+	}
+	results := t.TempDir()
+	code, out, errOut := cli(t, "exec", "--tree", byLabel("spatec-node"), "--env", "k8s-single", "reference", "--results", results)
+	if code != exitOK {
+		t.Fatalf("placed by labels: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if recs := allRecords(t, results); len(recs) != 1 || recs[0].Status != record.StatusOK {
+		t.Errorf("records %+v; want one ok", recs)
+	}
+	code, _, errOut = cli(t, "exec", "--tree", byLabel("no-such-node"), "--env", "k8s-single", "reference", "--results", t.TempDir())
+	if code == exitOK || !strings.Contains(errOut, "placing the arm of k8s-single: 0 nodes have labels kubernetes.io/hostname=no-such-node") {
+		t.Errorf("labels no node has: exit %d\n%s", code, errOut)
+	}
+	if left := leftInNamespace(t, client); len(left) > 0 {
+		t.Errorf("left in namespace %s: %v", kubeNamespace, left)
+	}
+}

@@ -104,6 +104,16 @@ func (e *Engine) Info(ctx context.Context) (engine.HostInfo, error) {
 	return h, nil
 }
 
+// NodeName is the name of the node the arm's pods go to: the one named,
+// else the only one with the placement's labels.
+func (e *Engine) NodeName(ctx context.Context) (string, error) {
+	n, err := e.node(ctx)
+	if err != nil {
+		return "", err
+	}
+	return n.Name, nil
+}
+
 // node is the node the pods go to: the one named, else the only one with
 // the labels.
 func (e *Engine) node(ctx context.Context) (*corev1.Node, error) {
