@@ -8,6 +8,8 @@
 //
 // The executor never re-evaluates policy: everything it applies comes from
 // the plan. Its boundaries are small interfaces (Engine for the container
-// engine; cgroup.FS for the cgroup tree; sample.Clock for time), so tests use
-// the real engine and kernel where they run and fixtures where they cannot.
+// engine: Docker's, or a Kubernetes cluster's in package kube; Cgroups for
+// the cgroup tree: the host's, or a node's through spatec's probe;
+// sample.Clock for time), so tests use the real engine and kernel where
+// they run and fixtures where they cannot.
 package exec
