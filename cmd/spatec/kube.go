@@ -40,7 +40,9 @@ func onKubernetes(ctx context.Context, r *exec.Runner, b kube.Builder, env schem
 	if err != nil {
 		return fmt.Errorf("reaching the cluster of %s: %w", env.Name, err)
 	}
-	if _, err := client.CoreV1().Namespaces().Get(ctx, k.Namespace, metav1.GetOptions{}); err != nil {
+	// A user whose rights end at the namespace may not read it: its pods
+	// then say whether it is there.
+	if _, err := client.CoreV1().Namespaces().Get(ctx, k.Namespace, metav1.GetOptions{}); err != nil && !apierrors.IsForbidden(err) {
 		if apierrors.IsNotFound(err) {
 			return fmt.Errorf("namespace %s does not exist on the cluster of %s: create it (kubectl create namespace %s) and give spatec's user rights to pods, pods/log, pods/proxy and configmaps in it", k.Namespace, env.Name, k.Namespace)
 		}
