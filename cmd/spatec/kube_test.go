@@ -12,10 +12,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
 
 	"spatec.dev/spatec/exec"
 	"spatec.dev/spatec/exec/record"
@@ -299,6 +301,90 @@ func TestKubePlacedByLabels(t *testing.T) {
 	code, _, errOut = cli(t, "exec", "--tree", byLabel("no-such-node"), "--env", "k8s-single", "reference", "--results", t.TempDir())
 	if code == exitOK || !strings.Contains(errOut, "placing the arm of k8s-single: 0 nodes have labels kubernetes.io/hostname=no-such-node") {
 		t.Errorf("labels no node has: exit %d\n%s", code, errOut)
+	}
+	if left := leftInNamespace(t, client); len(left) > 0 {
+		t.Errorf("left in namespace %s: %v", kubeNamespace, left)
+	}
+}
+
+// TestKubeLeastRights runs on the cluster as a user with only the rights
+// the README says spatec needs: its Role and ClusterRole, read from the
+// README's own block and bound to the test cluster's user `spatec`.
+func TestKubeLeastRights(t *testing.T) {
+	client := requireCluster(t)
+	const kubeconfig = "/run/spatec-k8s/spatec.kubeconfig"
+	if _, err := os.Stat(kubeconfig); err != nil {
+		t.Fatalf("the test cluster's least-rights user: %v (bash .ci/k8s down && bash .ci/k8s up writes it)", err)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "The rights of items 2 and 3")
+	if _, block, ok = strings.Cut(block, "```yaml\n"); !ok {
+		t.Fatal("README: no RBAC block after \"The rights of items 2 and 3\"")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	docs := strings.Split(block, "---\n")
+	if len(docs) != 2 {
+		t.Fatalf("README's RBAC block has %d documents, want a Role and a ClusterRole", len(docs))
+	}
+	var role rbacv1.Role
+	var cluster rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict([]byte(docs[0]), &role); err != nil {
+		t.Fatalf("README's Role: %v", err)
+	}
+	if err := yaml.UnmarshalStrict([]byte(docs[1]), &cluster); err != nil {
+		t.Fatalf("README's ClusterRole: %v", err)
+	}
+	ctx := context.Background()
+	rbac := client.RbacV1()
+	subject := []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: "spatec", APIGroup: rbacv1.GroupName}}
+	_ = rbac.Roles(kubeNamespace).Delete(ctx, role.Name, metav1.DeleteOptions{})
+	_ = rbac.ClusterRoles().Delete(ctx, cluster.Name, metav1.DeleteOptions{})
+	_ = rbac.RoleBindings(kubeNamespace).Delete(ctx, "spatec", metav1.DeleteOptions{})
+	_ = rbac.ClusterRoleBindings().Delete(ctx, "spatec-nodes", metav1.DeleteOptions{})
+	for _, err := range []error{
+		func() error {
+			_, err := rbac.Roles(kubeNamespace).Create(ctx, &role, metav1.CreateOptions{})
+			return err
+		}(),
+		func() error { _, err := rbac.ClusterRoles().Create(ctx, &cluster, metav1.CreateOptions{}); return err }(),
+		func() error {
+			_, err := rbac.RoleBindings(kubeNamespace).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "spatec"},
+				Subjects: subject, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name}}, metav1.CreateOptions{})
+			return err
+		}(),
+		func() error {
+			_, err := rbac.ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "spatec-nodes"},
+				Subjects: subject, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: cluster.Name}}, metav1.CreateOptions{})
+			return err
+		}(),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The user has those rights and no others.
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := as.CoreV1().Secrets(kubeNamespace).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("user spatec listing secrets: %v; want it forbidden", err)
+	}
+	tree := copyTree(t, map[string][2]string{"envs/k8s-pods/env.cue": {`kubeconfig: "/run/spatec-k8s/admin.kubeconfig"`, `kubeconfig: "` + kubeconfig + `"`}})
+	results := t.TempDir()
+	code, out, errOut := cli(t, "exec", "--tree", tree, "--env", "k8s-pods", "reference", "--results", results)
+	if code != exitOK {
+		t.Fatalf("as user spatec: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if recs := allRecords(t, results); len(recs) != 1 || recs[0].Status != record.StatusOK {
+		t.Errorf("records %+v; want one ok", recs)
 	}
 	if left := leftInNamespace(t, client); len(left) > 0 {
 		t.Errorf("left in namespace %s: %v", kubeNamespace, left)
