@@ -240,9 +240,6 @@ func (p *Probe) Stop() {
 	p.pod = ""
 }
 
-// Pod is the probe's pod.
-func (p *Probe) Pod() string { return p.pod }
-
 // get sends one request to the probe and returns its body.
 func (p *Probe) get(ctx context.Context, path string, params map[string]string) ([]byte, error) {
 	q := map[string]string{"token": p.token}
