@@ -51,7 +51,11 @@ func onKubernetes(ctx context.Context, r *exec.Runner, b kube.Builder, env schem
 	// A run's pods go to one node, which spatec's probe reads: a placement
 	// by labels is resolved to the one node that has them.
 	resolve := func(p schema.Placement) (string, error) {
-		return (&kube.Engine{Client: client, Place: p}).NodeName(ctx)
+		n, err := kube.NodeFor(ctx, client, p)
+		if err != nil {
+			return "", err
+		}
+		return n.Name, nil
 	}
 	node, err := resolve(k.Nodes["arm"])
 	if err != nil {

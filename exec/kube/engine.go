@@ -104,28 +104,23 @@ func (e *Engine) Info(ctx context.Context) (engine.HostInfo, error) {
 	return h, nil
 }
 
-// NodeName is the name of the node the arm's pods go to: the one named,
-// else the only one with the placement's labels.
-func (e *Engine) NodeName(ctx context.Context) (string, error) {
-	n, err := e.node(ctx)
-	if err != nil {
-		return "", err
-	}
-	return n.Name, nil
+// node is the node the arm's pods go to.
+func (e *Engine) node(ctx context.Context) (*corev1.Node, error) {
+	return NodeFor(ctx, e.Client, e.Place)
 }
 
-// node is the node the pods go to: the one named, else the only one with
-// the labels.
-func (e *Engine) node(ctx context.Context) (*corev1.Node, error) {
-	if e.Place.Node != "" {
-		n, err := e.Client.CoreV1().Nodes().Get(ctx, e.Place.Node, metav1.GetOptions{})
+// NodeFor is the node a placement names: the one named, else the only one
+// with its labels.
+func NodeFor(ctx context.Context, client kubernetes.Interface, place schema.Placement) (*corev1.Node, error) {
+	if place.Node != "" {
+		n, err := client.CoreV1().Nodes().Get(ctx, place.Node, metav1.GetOptions{})
 		if err != nil {
-			return nil, fmt.Errorf("reading node %s: %w", e.Place.Node, err)
+			return nil, fmt.Errorf("reading node %s: %w", place.Node, err)
 		}
 		return n, nil
 	}
-	sel := metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: e.Place.Labels})
-	list, err := e.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: sel})
+	sel := metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: place.Labels})
+	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, fmt.Errorf("listing the nodes with labels %s: %w", sel, err)
 	}
@@ -181,7 +176,15 @@ func (e *Engine) podFor(spec engine.ContainerSpec) (*corev1.Pod, *corev1.ConfigM
 		return nil, nil, fmt.Errorf("container %s asks for what a pod here cannot have: %s", spec.Name, strings.Join(unsupported, "; "))
 	}
 	name := strings.ToLower(spec.Name)
-	labels, annotations, err := podLabels(spec.Labels)
+	place := e.Place
+	if svc, ok := strings.CutPrefix(spec.Labels[exec.LabelRole], "infra/"); ok {
+		if p, ok := e.Services[svc]; ok {
+			place = p
+		}
+	}
+	// Kubernetes has no pod without a network: a container that asks for
+	// none (a version read, a validator) shares the node's, as the arm does.
+	pod, err := e.pod(name, spec.Labels, place, 5)
 	if err != nil {
 		return nil, nil, fmt.Errorf("container %s: %w", spec.Name, err)
 	}
@@ -211,28 +214,6 @@ func (e *Engine) podFor(spec engine.ContainerSpec) (*corev1.Pod, *corev1.ConfigM
 			TimeoutSeconds: int32(max(1, h.Timeout.Round(time.Second)/time.Second)),
 		}
 	}
-	place := e.Place
-	if svc, ok := strings.CutPrefix(spec.Labels[exec.LabelRole], "infra/"); ok {
-		if p, ok := e.Services[svc]; ok {
-			place = p
-		}
-	}
-	grace := int64(5)
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.Namespace, Labels: labels, Annotations: annotations},
-		Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			// Kubernetes has no pod without a network: a container that
-			// asks for none (a version read, a validator) shares the
-			// node's, as the arm does.
-			HostNetwork:                   true,
-			AutomountServiceAccountToken:  new(bool),
-			EnableServiceLinks:            new(bool),
-			NodeName:                      place.Node,
-			NodeSelector:                  place.Labels,
-			TerminationGracePeriodSeconds: &grace,
-		},
-	}
 	for _, h := range slices.Sorted(maps.Keys(spec.Hosts)) {
 		pod.Spec.HostAliases = append(pod.Spec.HostAliases, corev1.HostAlias{IP: spec.Hosts[h], Hostnames: []string{h}})
 	}
@@ -240,8 +221,8 @@ func (e *Engine) podFor(spec engine.ContainerSpec) (*corev1.Pod, *corev1.ConfigM
 	if len(spec.Files) > 0 {
 		var mounts []corev1.VolumeMount
 		var vol corev1.Volume
-		cm, mounts, vol = files(name, e.Namespace, labels, spec.Files)
-		cm.Annotations = annotations
+		cm, mounts, vol = files(name, e.Namespace, pod.Labels, spec.Files)
+		cm.Annotations = pod.Annotations
 		pod.Spec.Volumes = append(pod.Spec.Volumes, vol)
 		c.VolumeMounts = append(c.VolumeMounts, mounts...)
 	}
@@ -264,6 +245,28 @@ func (e *Engine) podFor(spec engine.ContainerSpec) (*corev1.Pod, *corev1.ConfigM
 	}
 	pod.Spec.Containers = []corev1.Container{c}
 	return pod, cm, nil
+}
+
+// pod is the shell of every pod the engine makes: spatec's labels, the
+// node's network, no service account token or service links, never
+// restarted, on place, with grace seconds to stop.
+func (e *Engine) pod(name string, spatec map[string]string, place schema.Placement, grace int64) (*corev1.Pod, error) {
+	labels, annotations, err := podLabels(spatec)
+	if err != nil {
+		return nil, err
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.Namespace, Labels: labels, Annotations: annotations},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			HostNetwork:                   true,
+			AutomountServiceAccountToken:  new(bool),
+			EnableServiceLinks:            new(bool),
+			NodeName:                      place.Node,
+			NodeSelector:                  place.Labels,
+			TerminationGracePeriodSeconds: &grace,
+		},
+	}, nil
 }
 
 // tmpfsSize reads the size= of Docker's tmpfs options, nil without one.

@@ -66,26 +66,15 @@ func ForPlan(p *schema.Plan) (*Manifests, error) {
 		}
 		podName := objectName(p.Entrant.Name, name, digest)
 		labels := map[string]string{LabelPlan: digest, LabelEntrant: p.Entrant.Name, LabelRole: c.Role}
-		pod := &corev1.Pod{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-			ObjectMeta: metav1.ObjectMeta{Name: podName, Namespace: k.Namespace, Labels: labels},
-			Spec: corev1.PodSpec{
-				RestartPolicy:                corev1.RestartPolicyNever,
-				HostNetwork:                  p.Env.Network == "host",
-				AutomountServiceAccountToken: new(bool),
-				NodeName:                     place.Node,
-				NodeSelector:                 place.Labels,
-				Containers: []corev1.Container{{
-					Name:            name,
-					Image:           c.Image,
-					ImagePullPolicy: corev1.PullIfNotPresent,
-					Command:         c.Entrypoint,
-					Args:            c.Args,
-					Env:             envVars(c.StartEnvironment()),
-					Resources:       guaranteed(c.CPUs, c.Memory),
-				}},
-			},
-		}
+		pod := planPod(p, podName, labels, place, corev1.Container{
+			Name:            name,
+			Image:           c.Image,
+			ImagePullPolicy: corev1.PullIfNotPresent,
+			Command:         c.Entrypoint,
+			Args:            c.Args,
+			Env:             envVars(c.StartEnvironment()),
+			Resources:       guaranteed(c.CPUs, c.Memory),
+		})
 		if len(c.Files) > 0 {
 			cm, mounts, vol := files(podName, k.Namespace, labels, c.Files)
 			m.ConfigMaps = append(m.ConfigMaps, cm)
@@ -142,26 +131,32 @@ func (m *Manifests) addService(p *schema.Plan, key string, svc schema.Service, d
 	if h := svc.Health; h != nil {
 		c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: h.Command}}}
 	}
-	pod := &corev1.Pod{
+	pod := planPod(p, name, labels, place, c)
+	if len(svc.Files) > 0 {
+		cm, mounts, vol := files(name, k.Namespace, labels, svc.Files)
+		m.ConfigMaps = append(m.ConfigMaps, cm)
+		pod.Spec.Volumes = append(pod.Spec.Volumes, vol)
+		pod.Spec.Containers[0].VolumeMounts = mounts
+	}
+	m.Pods = append(m.Pods, pod)
+	return nil
+}
+
+// planPod is a plan's pod of one container c, placed on place, on the
+// node's network when the environment shares it.
+func planPod(p *schema.Plan, name string, labels map[string]string, place schema.Placement, c corev1.Container) *corev1.Pod {
+	return &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: k.Namespace, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: p.Env.Kubernetes.Namespace, Labels: labels},
 		Spec: corev1.PodSpec{
 			RestartPolicy:                corev1.RestartPolicyNever,
 			HostNetwork:                  p.Env.Network == "host",
 			AutomountServiceAccountToken: new(bool),
 			NodeName:                     place.Node,
 			NodeSelector:                 place.Labels,
+			Containers:                   []corev1.Container{c},
 		},
 	}
-	if len(svc.Files) > 0 {
-		cm, mounts, vol := files(name, k.Namespace, labels, svc.Files)
-		m.ConfigMaps = append(m.ConfigMaps, cm)
-		pod.Spec.Volumes = append(pod.Spec.Volumes, vol)
-		c.VolumeMounts = mounts
-	}
-	pod.Spec.Containers = []corev1.Container{c}
-	m.Pods = append(m.Pods, pod)
-	return nil
 }
 
 // Summary says, pod by pod, what a reviewer checks: QoS class, node, CPUs.

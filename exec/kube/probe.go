@@ -26,6 +26,7 @@ import (
 	"spatec.dev/spatec/exec/cgroup"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/kube/probe"
+	"spatec.dev/spatec/schema"
 )
 
 // ProbeProgram is the program the probe's image is built from.
@@ -120,33 +121,21 @@ func (p *Probe) Start(ctx context.Context) error {
 	}
 	token := hex.EncodeToString(raw)
 	name := strings.ToLower("spatec-probe-" + spec.Node + "-" + token[:8])
-	labels, annotations, err := podLabels(spec.Labels)
+	pod, err := e.pod(name, spec.Labels, schema.Placement{Node: spec.Node}, 1)
 	if err != nil {
 		return err
 	}
 	hostPath := corev1.HostPathDirectory
-	grace := int64(1)
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.Namespace, Labels: labels, Annotations: annotations},
-		Spec: corev1.PodSpec{
-			NodeName:                      spec.Node,
-			HostNetwork:                   true,
-			HostPID:                       true,
-			RestartPolicy:                 corev1.RestartPolicyNever,
-			AutomountServiceAccountToken:  new(bool),
-			EnableServiceLinks:            new(bool),
-			TerminationGracePeriodSeconds: &grace,
-			Containers: []corev1.Container{{
-				Name:            "probe",
-				Image:           spec.Image,
-				ImagePullPolicy: corev1.PullIfNotPresent,
-				Env:             []corev1.EnvVar{{Name: "SPATEC_PROBE_TOKEN", Value: token}},
-				VolumeMounts:    []corev1.VolumeMount{{Name: "cgroup", MountPath: "/host/sys/fs/cgroup", ReadOnly: true}},
-			}},
-			Volumes: []corev1.Volume{{Name: "cgroup", VolumeSource: corev1.VolumeSource{
-				HostPath: &corev1.HostPathVolumeSource{Path: "/sys/fs/cgroup", Type: &hostPath}}}},
-		},
-	}
+	pod.Spec.HostPID = true
+	pod.Spec.Containers = []corev1.Container{{
+		Name:            "probe",
+		Image:           spec.Image,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Env:             []corev1.EnvVar{{Name: "SPATEC_PROBE_TOKEN", Value: token}},
+		VolumeMounts:    []corev1.VolumeMount{{Name: "cgroup", MountPath: "/host/sys/fs/cgroup", ReadOnly: true}},
+	}}
+	pod.Spec.Volumes = []corev1.Volume{{Name: "cgroup", VolumeSource: corev1.VolumeSource{
+		HostPath: &corev1.HostPathVolumeSource{Path: "/sys/fs/cgroup", Type: &hostPath}}}}
 	if _, err := e.Client.CoreV1().Pods(e.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating the probe's pod on node %s: %w", spec.Node, err)
 	}
