@@ -29,15 +29,14 @@ import (
 // Port is the port the probe serves on, on its node's address.
 const Port = 17946
 
-// The probe's requests. Each takes the token and, but for ModePath and
-// SwapPath, the container's pod uid and container id (and its QoS class,
-// for FindPath).
+// The probe's requests. Each takes the token and, but for ModePath,
+// SwapPath and StatsPath (every container found), the container's pod uid
+// and container id (and its QoS class, for FindPath).
 const (
 	ModePath      = "/mode"
 	SwapPath      = "/swap"
 	FindPath      = "/find"
 	ReadBackPath  = "/readback"
-	StatPath      = "/stat"
 	StatsPath     = "/stats"
 	ResetPeakPath = "/resetpeak"
 	ClosePath     = "/close"
@@ -101,10 +100,6 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc(ReadBackPath, s.auth(s.withGroup(func(w http.ResponseWriter, r *http.Request, g *cgroup.Group) {
 		rb, err := g.ReadBack()
 		reply(w, rb, err)
-	})))
-	mux.HandleFunc(StatPath, s.auth(s.withGroup(func(w http.ResponseWriter, r *http.Request, g *cgroup.Group) {
-		st, err := g.Stat()
-		reply(w, st, err)
 	})))
 	mux.HandleFunc(StatsPath, s.auth(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()

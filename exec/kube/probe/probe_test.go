@@ -69,7 +69,7 @@ func TestProbeReadsAPodsContainer(t *testing.T) {
 	if code, body := get(t, srv, FindPath, url.Values{"token": {"wrong"}, "uid": {"u1"}, "container": {"c1"}}); code != http.StatusForbidden || !strings.Contains(body, "token") {
 		t.Errorf("a wrong token: %d %q, want 403", code, body)
 	}
-	if code, body := get(t, srv, StatPath, q); code != http.StatusNotFound || !strings.Contains(body, "was not found first") {
+	if code, body := get(t, srv, ReadBackPath, q); code != http.StatusNotFound || !strings.Contains(body, "was not found first") {
 		t.Errorf("a reading before find: %d %q", code, body)
 	}
 	code, body := get(t, srv, FindPath, q)
