@@ -289,46 +289,73 @@ func TestFaultArmKilled(t *testing.T) {
 // wrote ahead, and measures.
 func TestFaultSpatecKilledThenRunAgain(t *testing.T) {
 	e := requireContainers(t)
-	bin := filepath.Join(t.TempDir(), "spatec")
-	if out, err := osexec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building spatec: %v\n%s", err, out)
-	}
 	results := t.TempDir()
-	var killedErr syncBuffer
-	cmd := osexec.Command(bin, "exec", "--env", "local-containers", "reference", "--results", results)
-	cmd.Stderr = &killedErr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(5 * time.Minute); !strings.Contains(killedErr.String(), drainStarted); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("the first spatec did not start its drain:\n%s", killedErr.String())
-		}
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
+	killAt(t, drainStarted, "exec", "--env", "local-containers", "reference", "--results", results)
 	left, err := e.ListOwned(context.Background(), exec.LabelRun)
 	if err != nil || len(left) == 0 {
 		t.Fatalf("after SIGKILL, %d objects of the run remain (%v); want its containers and network", len(left), err)
 	}
-
-	code, out, errOut := cli(t, "exec", "--env", "local-containers", "reference", "--results", results)
-	if code != exitOK {
-		t.Fatalf("the next run: exit %d\n%s\n%s", code, out, errOut)
-	}
-	for _, want := range []string{"removed what run ", " ago (its spatec process is gone): containers ", "as failed: its spatec process died before recording it"} {
-		if !strings.Contains(errOut, want) {
-			t.Errorf("the next run does not say %q:\n%s", want, errOut)
-		}
-	}
+	runAfterKill(t, "local-containers", results, "")
 	recs := faultOutcome(t, e, "spatec killed (SIGKILL), then run again", results, 2, 0,
 		"the next spatec removed its containers, recorded it failed (interrupted), then ran ok")
 	if len(recs) != 2 || recs[0].Status != record.StatusFailed || !strings.Contains(recs[0].Note, "spatec ended without recording this run") ||
 		!slices.Contains(recs[0].Flags, record.FlagInterrupted) || recs[1].Status != record.StatusOK {
 		t.Errorf("records %+v; want the killed run failed and interrupted, then an ok run", recs)
+	}
+}
+
+// buildSpatec builds this command, for tests that signal a real process.
+func buildSpatec(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "spatec")
+	if out, err := osexec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building spatec: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startUntil starts spatec with args and waits until its stderr says want.
+func startUntil(t *testing.T, bin, want string, args ...string) (*osexec.Cmd, *syncBuffer) {
+	t.Helper()
+	var stderr syncBuffer
+	cmd := osexec.Command(bin, args...)
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Minute); !strings.Contains(stderr.String(), want); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("spatec did not say %q:\n%s", want, stderr.String())
+		}
+	}
+	return cmd, &stderr
+}
+
+// killAt starts a real spatec with args and kills it (SIGKILL) once its
+// stderr says want.
+func killAt(t *testing.T, want string, args ...string) {
+	t.Helper()
+	cmd, _ := startUntil(t, buildSpatec(t), want, args...)
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+}
+
+// runAfterKill runs spatec again on env and results after one was
+// killed: it runs ok, says it removed what the killed run left (the
+// containers named from removed on) and recorded that run as failed.
+func runAfterKill(t *testing.T, env, results, removed string) {
+	t.Helper()
+	code, out, errOut := cli(t, "exec", "--env", env, "reference", "--results", results)
+	if code != exitOK {
+		t.Fatalf("the next run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"removed what run ", " ago (its spatec process is gone): containers " + removed, "as failed: its spatec process died before recording it"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("the next run does not say %q:\n%s", want, errOut)
+		}
 	}
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -194,34 +193,6 @@ func TestFaultCapChangedOnTheNode(t *testing.T) {
 	}
 }
 
-// buildSpatec builds this command, for tests that signal a real process.
-func buildSpatec(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "spatec")
-	if out, err := osexec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building spatec: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// startUntil starts spatec with args and waits until its stderr says want.
-func startUntil(t *testing.T, bin, want string, args ...string) (*osexec.Cmd, *syncBuffer) {
-	t.Helper()
-	var stderr syncBuffer
-	cmd := osexec.Command(bin, args...)
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(5 * time.Minute); !strings.Contains(stderr.String(), want); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("spatec did not say %q:\n%s", want, stderr.String())
-		}
-	}
-	return cmd, &stderr
-}
-
 // TestKubeInterruptTearsDown interrupts a run on the cluster (SIGINT, then
 // SIGTERM) while its arm's pod starts: the run is recorded failed and
 // interrupted, and the namespace is left empty, the probe's pod included.
@@ -253,25 +224,12 @@ func TestKubeInterruptTearsDown(t *testing.T) {
 // the killed run as failed, and runs ok.
 func TestKubeKilledThenRunAgain(t *testing.T) {
 	client := requireCluster(t)
-	bin := buildSpatec(t)
 	results := t.TempDir()
-	cmd, _ := startUntil(t, bin, "phase=verify state=start", "exec", "--env", "k8s-single", "reference", "--results", results)
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
+	killAt(t, "phase=verify state=start", "exec", "--env", "k8s-single", "reference", "--results", results)
 	if left := leftInNamespace(t, client); len(left) == 0 {
 		t.Fatal("after SIGKILL nothing of the run is left; want its probe's pod at least")
 	}
-	code, out, errOut := cli(t, "exec", "--env", "k8s-single", "reference", "--results", results)
-	if code != exitOK {
-		t.Fatalf("the next run: exit %d\n%s\n%s", code, out, errOut)
-	}
-	for _, want := range []string{"removed what run ", " ago (its spatec process is gone): containers spatec-probe-spatec-node-", "as failed: its spatec process died before recording it"} {
-		if !strings.Contains(errOut, want) {
-			t.Errorf("the next run does not say %q:\n%s", want, errOut)
-		}
-	}
+	runAfterKill(t, "k8s-single", results, "spatec-probe-spatec-node-")
 	recs := allRecords(t, results)
 	if len(recs) != 2 || recs[0].Status != record.StatusFailed || !slices.Contains(recs[0].Flags, record.FlagInterrupted) || recs[1].Status != record.StatusOK {
 		t.Errorf("records %+v; want the killed run failed and interrupted, then an ok run", recs)

@@ -299,10 +299,7 @@ func requireServices(t *testing.T) {
 // started is left running.
 func TestInterruptTearsDown(t *testing.T) {
 	requireServices(t)
-	bin := filepath.Join(t.TempDir(), "spatec")
-	if out, err := osexec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building spatec: %v\n%s", err, out)
-	}
+	bin := buildSpatec(t)
 	results := t.TempDir()
 	cmd := osexec.Command(bin, "exec", "--env", "local", "reference", "--results", results)
 	stderr, err := cmd.StderrPipe()
