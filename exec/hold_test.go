@@ -394,3 +394,40 @@ func TestJVMWithoutGCLogIsFlagged(t *testing.T) {
 		t.Errorf("a heap figure was recorded without a log: %v", rec.Metrics)
 	}
 }
+
+// reportingCgroups is the host's tree, as a node's probe is: a tree that
+// finds more wrong with a container than its cgroup's files (cores shared
+// with another container) reports it with the group.
+type reportingCgroups struct {
+	HostCgroups
+	problems []string
+}
+
+func (c reportingCgroups) Find(ctx context.Context, ctr engine.Container, want cgroup.Caps) (Group, []string, error) {
+	g, _, err := c.HostCgroups.Find(ctx, ctr, want)
+	return g, c.problems, err
+}
+
+// TestRefusesWhatTheTreeFindsWrong: what the cgroup tree finds wrong with
+// a container beyond its files refuses the run as C6, naming the container.
+func TestRefusesWhatTheTreeFindsWrong(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t)
+	burntest.Image(t, e)
+	plan := burnPlan(holdEnv(), entrantName("shared"), 0.5, 256*mib)
+	cleanupLabel(t, e, LabelEntrant, plan.Entrant.Name)
+	ctx, _ := testContext(t, 60*time.Second)
+	r := newRunner(t, e, nil)
+	r.Cgroups = reportingCgroups{problems: []string{"cpuset.cpus: its cores are not its own"}}
+	s, err := r.Open(ctx, plan.Env, true)
+	if err != nil {
+		t.Fatalf("opening a hold session: %v", err)
+	}
+	defer s.Close()
+	res, err := s.Run(ctx, plan, Options{Hold: time.Second})
+	var ref *Refusal
+	if !errors.As(err, &ref) || ref.Reason != "C6: caps do not read back as planned:\n  container burn: cpuset.cpus: its cores are not its own" {
+		t.Fatalf("Run returned %s; want a C6 refusal naming the container and what was found", describe(err))
+	}
+	assertNothingLeft(t, e, LabelRun, res.Record.RunID, LabelEntrant, plan.Entrant.Name)
+}

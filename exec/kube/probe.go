@@ -325,14 +325,22 @@ func (p *Probe) Find(ctx context.Context, c engine.Container, want cgroup.Caps) 
 	}
 	g := &remoteGroup{probe: p, uid: c.Pod.UID, id: c.Pod.ContainerID, first: &found.ReadBack,
 		started: time.Now().Add(-time.Duration(found.AgeMS) * time.Millisecond)}
+	return g, podProblems(p.node, found.Sharers, c.Pod.QoS, want), nil
+}
+
+// podProblems are what makes a pod's caps not the plan's beyond its
+// cgroup's files: containers that share the cores it should have to
+// itself, and a QoS class other than Guaranteed for a capped pod. The
+// executor refuses on them as on any cap that does not read back (C6).
+func podProblems(node string, sharers []string, qos string, want cgroup.Caps) []string {
 	var problems []string
-	for _, s := range found.Sharers {
-		problems = append(problems, fmt.Sprintf("cpuset.cpus: its cores are not its own %s after it started: container group %s on node %s may run on them", exclusiveWait, s, p.node))
+	for _, s := range sharers {
+		problems = append(problems, fmt.Sprintf("cpuset.cpus: its cores are not its own %s after it started: container group %s on node %s may run on them", exclusiveWait, s, node))
 	}
-	if c.Pod.QoS != cgroup.QoSGuaranteed && (want.Memory > 0 || want.ExclusiveCPUs > 0 || want.NanoCPUs > 0) {
-		problems = append(problems, fmt.Sprintf("its pod's QoS class is %s; a pod whose caps are the plan's is Guaranteed (requests equal limits)", c.Pod.QoS))
+	if qos != cgroup.QoSGuaranteed && (want.Memory > 0 || want.ExclusiveCPUs > 0 || want.NanoCPUs > 0) {
+		problems = append(problems, fmt.Sprintf("its pod's QoS class is %s; a pod whose caps are the plan's is Guaranteed (requests equal limits)", qos))
 	}
-	return g, problems, nil
+	return problems
 }
 
 // appContainers keeps the sharers that are containers the node's pods
