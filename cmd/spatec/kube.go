@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,7 +43,7 @@ func onKubernetes(ctx context.Context, r *exec.Runner, b kube.Builder, env schem
 	// then say whether it is there.
 	if _, err := client.CoreV1().Namespaces().Get(ctx, k.Namespace, metav1.GetOptions{}); err != nil && !apierrors.IsForbidden(err) {
 		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("namespace %s does not exist on the cluster of %s: create it (kubectl create namespace %s) and give spatec's user rights to pods, pods/log, pods/proxy and configmaps in it", k.Namespace, env.Name, k.Namespace)
+			return fmt.Errorf("namespace %s does not exist on the cluster of %s: create it (kubectl create namespace %s) and give spatec's user the rights the README lists (pods, configmaps, pods/log, pods/portforward in it)", k.Namespace, env.Name, k.Namespace)
 		}
 		return fmt.Errorf("reading namespace %s on the cluster of %s: %w", k.Namespace, env.Name, err)
 	}
@@ -109,7 +108,7 @@ func kubeConfig(path string) (*rest.Config, error) {
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
-		return nil, fmt.Errorf("reading kubeconfig %s: %w", path, errors.Unwrap(err))
+		return nil, fmt.Errorf("reading kubeconfig %s: %w", path, err)
 	}
 	return cfg, nil
 }
