@@ -183,7 +183,10 @@ func (a *historyAcc) histories() []*History {
 			})
 		}
 		slices.SortFunc(hist.Sittings, func(a, b *Sitting) int {
-			return cmp.Or(cmp.Compare(a.Date, b.Date), cmp.Compare(a.EnvDigest, b.EnvDigest), cmp.Compare(a.Source, b.Source))
+			// Every field of the sitting's key takes part: the sittings come
+			// out of a map, and a report must read the same each time.
+			return cmp.Or(cmp.Compare(a.Date, b.Date), cmp.Compare(a.EnvDigest, b.EnvDigest), cmp.Compare(a.Source, b.Source),
+				cmp.Compare(a.Env, b.Env), cmp.Compare(a.Harness, b.Harness), cmp.Compare(a.ArmVersion, b.ArmVersion))
 		})
 		hist.Chart = historyChart(fmt.Sprintf("H%d", i+1), hist.Sittings)
 		out = append(out, hist)
