@@ -28,6 +28,7 @@ type Engine interface {
 	RunOnce(ctx context.Context, spec engine.ContainerSpec, onLine func(string)) (int, string, error)
 	BuildScratchImage(ctx context.Context, img engine.ScratchImage) (string, error)
 	LoadImage(ctx context.Context, archive io.Reader) ([]string, error)
+	RemoveUnnamed(ctx context.Context, id string) error
 	BuildContextDir(ctx context.Context, tag, dir string, labels map[string]string) (string, error)
 }
 

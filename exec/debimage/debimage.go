@@ -61,6 +61,8 @@ type Engine interface {
 	ImageDigest(ctx context.Context, ref string) (engine.Image, error)
 	// LoadImage loads an image archive in `docker save` format.
 	LoadImage(ctx context.Context, archive io.Reader) ([]string, error)
+	// RemoveUnnamed removes an image no tag names and no container uses.
+	RemoveUnnamed(ctx context.Context, id string) error
 }
 
 // RootfsFunc writes the root file system of recipe to the tar file dst,
@@ -128,8 +130,9 @@ func digestJSON(v any) string {
 // built and loaded otherwise.
 func (b *Builder) Ensure(ctx context.Context, ref string, recipe schema.Debian) (Image, error) {
 	want := Digest(recipe)
-	if img, ok, err := engine.Built(ctx, b.Engine.ImageDigest, ref, LabelRecipe, want); err != nil || ok {
-		return Image{Ref: ref, ID: img.ID, Recipe: want}, err
+	prev, ok, err := engine.Built(ctx, b.Engine.ImageDigest, ref, LabelRecipe, want)
+	if err != nil || ok {
+		return Image{Ref: ref, ID: prev.ID, Recipe: want}, err
 	}
 
 	rootfs, cleanup, err := b.rootfs(ctx, ref, recipe)
@@ -148,6 +151,11 @@ func (b *Builder) Ensure(ctx context.Context, ref string, recipe schema.Debian) 
 	if img.ID != id || img.Labels[LabelRecipe] != want {
 		return Image{}, fmt.Errorf("image %s: the engine holds %s (recipe %q) after loading %s (recipe %s); another build replaced it meanwhile",
 			ref, img.ID, img.Labels[LabelRecipe], id, want)
+	}
+	if _, ours := prev.Labels[LabelRecipe]; ours && prev.ID != img.ID {
+		if err := b.Engine.RemoveUnnamed(ctx, prev.ID); err != nil {
+			return Image{}, fmt.Errorf("image %s: %w", ref, err)
+		}
 	}
 	return Image{Ref: ref, ID: id, Recipe: want, Built: true}, nil
 }

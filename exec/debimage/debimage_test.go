@@ -180,10 +180,13 @@ func TestRecipeImageRunsWithItsFilesAndIsBuiltOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Remove(ctx, created.ID)
+	t.Cleanup(func() { _ = e.Remove(context.Background(), created.ID) })
 	got, err := e.ReadFile(ctx, created.ID, "/etc/app/conf.d/app.xml", 1<<10)
 	if err != nil || string(got) != "<app/>\n" {
 		t.Fatalf("recipe file in the image: %q, %v", got, err)
+	}
+	if err := e.Remove(ctx, created.ID); err != nil {
+		t.Fatal(err)
 	}
 
 	// Unchanged: not built again.
@@ -204,6 +207,9 @@ func TestRecipeImageRunsWithItsFilesAndIsBuiltOnce(t *testing.T) {
 	}
 	if !third.Built || third.ID == img.ID || fake.calls != 1 {
 		t.Errorf("Ensure of changed files = %+v after %d root file system builds; want a new image over the cached root file system", third, fake.calls)
+	}
+	if ok, err := e.ImageExists(ctx, img.ID); err != nil || ok {
+		t.Errorf("the image the changed recipe replaced is still on the engine (%v)", err)
 	}
 }
 

@@ -715,6 +715,26 @@ func (e *Engine) RemoveImage(ctx context.Context, ref string) error {
 	return nil
 }
 
+// RemoveUnnamed removes image id when no tag names it any more and no
+// container uses it: what building again under the same tag leaves behind,
+// which would otherwise fill a bench host's disk one rebuild at a time. An
+// image still named or still in use stays, and that is not an error.
+func (e *Engine) RemoveUnnamed(ctx context.Context, id string) error {
+	img, err := e.cli.ImageInspect(ctx, id)
+	switch {
+	case cerrdefs.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("looking up the replaced image %s: %w", id, err)
+	case len(img.RepoTags) > 0:
+		return nil
+	}
+	if _, err := e.cli.ImageRemove(ctx, id, image.RemoveOptions{PruneChildren: true}); err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
+		return fmt.Errorf("removing the replaced image %s: %w", id, err)
+	}
+	return nil
+}
+
 // ImageExists reports whether the engine holds the image ref.
 func (e *Engine) ImageExists(ctx context.Context, ref string) (bool, error) {
 	if _, err := e.cli.ImageInspect(ctx, ref); err != nil {
@@ -1031,6 +1051,11 @@ func tarDir(dir string) ([]byte, error) {
 // needs a session this adapter does not run) and drains the response
 // stream, where build errors arrive: the HTTP status is 200 either way.
 func (e *Engine) build(ctx context.Context, tag string, buildCtx io.Reader, labels map[string]string) (string, error) {
+	// What tag names now, so that a rebuild does not leave it behind.
+	prev, err := e.cli.ImageInspect(ctx, tag)
+	if err != nil && !cerrdefs.IsNotFound(err) {
+		return "", fmt.Errorf("building image %s: looking up the image it names now: %w", tag, err)
+	}
 	resp, err := e.cli.ImageBuild(ctx, buildCtx, build.ImageBuildOptions{
 		Tags:        []string{tag},
 		Dockerfile:  "Dockerfile",
@@ -1055,7 +1080,23 @@ func (e *Engine) build(ctx context.Context, tag string, buildCtx io.Reader, labe
 		}
 		id = img.ID
 	}
+	if prev.ID != "" && prev.ID != id && prev.Config != nil && sharesKey(prev.Config.Labels, labels) {
+		if err := e.RemoveUnnamed(ctx, prev.ID); err != nil {
+			return "", fmt.Errorf("building image %s: %w", tag, err)
+		}
+	}
 	return id, nil
+}
+
+// sharesKey tells whether an image's labels carry one of the keys a build
+// sets: whether this tool built it, for the same purpose.
+func sharesKey(have, build map[string]string) bool {
+	for k := range build {
+		if _, ok := have[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // buildMessage is one line of the engine's build stream (the JSON message

@@ -475,6 +475,59 @@ func TestBuildScratchImage(t *testing.T) {
 	}
 }
 
+// TestRebuildRemovesWhatItReplaced: building again under a tag removes
+// the image the tag named before, when this tool built it and nothing uses
+// it; an image a container still uses, or one built by someone else, stays.
+func TestRebuildRemovesWhatItReplaced(t *testing.T) {
+	e := newEngine(t)
+	ctx := testContext(t)
+	tag := "spatec-rebuilt-test:" + uuid.NewString()[:8]
+	t.Cleanup(func() { _ = e.RemoveImage(context.Background(), tag) })
+	build := func(content string, labels map[string]string) string {
+		t.Helper()
+		id, err := e.BuildScratchImage(ctx, engine.ScratchImage{
+			Tag: tag, Files: map[string][]byte{"a": []byte(content)}, Entrypoint: []string{"/a"}, Labels: labels,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = e.RemoveUnnamed(context.Background(), id) })
+		return id
+	}
+	present := func(id string) bool {
+		t.Helper()
+		ok, err := e.ImageExists(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	ours := map[string]string{"dev.spatec.program": "test"}
+
+	foreign := build("someone else's", nil)
+	first := build("one", ours)
+	if !present(foreign) {
+		t.Error("an image built without this tool's label was removed when the tag moved")
+	}
+	second := build("two", ours)
+	if present(first) {
+		t.Errorf("image %s, which the rebuild replaced, is still on the engine", first)
+	}
+
+	used, err := e.Create(ctx, engine.ContainerSpec{Name: "spatec-rebuilt-" + uuid.NewString()[:8], Image: tag, NetworkMode: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Remove(ctx, used.ID)
+	third := build("three", ours)
+	if !present(second) {
+		t.Errorf("image %s, which a container uses, was removed by a rebuild", second)
+	}
+	if got, err := e.ImageDigest(ctx, tag); err != nil || got.ID != third {
+		t.Errorf("%s names %+v, %v; want %s", tag, got, err, third)
+	}
+}
+
 func TestBuildErrorInStreamIsReported(t *testing.T) {
 	e := newEngine(t)
 	ctx := testContext(t)

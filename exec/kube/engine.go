@@ -42,6 +42,7 @@ type Builder interface {
 	BuildContextDir(ctx context.Context, tag, dir string, labels map[string]string) (string, error)
 	ImageDigest(ctx context.Context, ref string) (engine.Image, error)
 	SaveImage(ctx context.Context, ref string) (io.ReadCloser, error)
+	RemoveUnnamed(ctx context.Context, id string) error
 }
 
 // Engine runs a plan's containers as pods on a cluster, through client-go:
@@ -747,6 +748,16 @@ func (e *Engine) LoadImage(ctx context.Context, archive io.Reader) ([]string, er
 		}
 	}
 	return refs, nil
+}
+
+// RemoveUnnamed removes an image a rebuild left on the builder. What the
+// nodes hold is theirs to collect: the kubelet's image garbage collection
+// removes images no pod uses.
+func (e *Engine) RemoveUnnamed(ctx context.Context, id string) error {
+	if e.Builder == nil {
+		return nil
+	}
+	return e.Builder.RemoveUnnamed(ctx, id)
 }
 
 // BuildContextDir builds the image with the builder and loads it onto the

@@ -94,6 +94,8 @@ func TestLayeredImageOnALocalBase(t *testing.T) {
 	if !img.Built || img.Digest != Digest(decl) {
 		t.Fatalf("Ensure = %+v; want a build of %s", img, Digest(decl))
 	}
+	// The rebuild below takes ref away from this image; remove it by id.
+	t.Cleanup(func() { _ = e.RemoveImage(context.Background(), img.ID) })
 	code, out, err := e.RunOnce(ctx, engine.ContainerSpec{Name: "spatec-layered-" + uuid.NewString()[:8], Image: ref, NetworkMode: "none"}, nil)
 	if err != nil || code != 0 || !strings.Contains(out, "burn "+burntest.Version) {
 		t.Fatalf("the image's entrypoint: code %d, %v, %q", code, err, out)
