@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,8 +49,8 @@ func onKubernetes(ctx context.Context, r *exec.Runner, b kube.Builder, env schem
 		}
 		return fmt.Errorf("reading namespace %s on the cluster of %s: %w", k.Namespace, env.Name, err)
 	}
-	// A run's pods go to one node, which spatec's probe reads: a placement
-	// by labels is resolved to the one node that has them.
+	// Each placement goes to one node, which a probe of spatec's reads: a
+	// placement by labels is resolved to the one node that has them.
 	resolve := func(p schema.Placement) (string, error) {
 		n, err := kube.NodeFor(ctx, client, p)
 		if err != nil {
@@ -62,6 +64,7 @@ func onKubernetes(ctx context.Context, r *exec.Runner, b kube.Builder, env schem
 	}
 	place := schema.Placement{Node: node}
 	e := &kube.Engine{Client: client, Namespace: k.Namespace, Place: place, Services: map[string]schema.Placement{}, Builder: b, Load: k.ImageLoad}
+	nodes := []string{node}
 	for _, svc := range []string{"broker", "clickhouse"} {
 		p, ok := k.Nodes[svc]
 		if !ok {
@@ -71,12 +74,10 @@ func onKubernetes(ctx context.Context, r *exec.Runner, b kube.Builder, env schem
 		if err != nil {
 			return fmt.Errorf("placing the %s of %s: %w", svc, env.Name, err)
 		}
-		if n != node {
-			return fmt.Errorf("environment %s places the %s on node %s and the arm on node %s; spatec's probe reads one node, the arm's: place them together", env.Name, svc, n, node)
-		}
 		e.Services[svc] = schema.Placement{Node: n}
+		nodes = append(nodes, n)
 	}
-	r.Progress.Printf("building spatec's probe for node %s", place.Node)
+	r.Progress.Printf("building spatec's probe for nodes %s", strings.Join(slices.Compact(slices.Sorted(slices.Values(nodes))), ", "))
 	if err := exec.BuildProgram(ctx, e, r.SourceDir, probeImage, kube.ProbeProgram); err != nil {
 		return fmt.Errorf("building spatec's probe: %w", err)
 	}
@@ -88,9 +89,9 @@ func onKubernetes(ctx context.Context, r *exec.Runner, b kube.Builder, env schem
 	if err != nil {
 		return err
 	}
-	// The session starts the probe once it owns the node, and stops it.
-	p := kube.NewProbe(e, cfg, kube.ProbeSpec{Node: place.Node, Image: probeImage,
-		Labels: map[string]string{exec.LabelRun: id, exec.LabelRole: "probe", exec.LabelProcess: self}})
+	// The session starts the probes once it owns the nodes, and stops them.
+	p := kube.NewProbes(e, cfg, kube.ProbeSpec{Image: probeImage,
+		Labels: map[string]string{exec.LabelRun: id, exec.LabelRole: "probe", exec.LabelProcess: self}}, nodes)
 	e.Files = p.ReadFile
 	r.Engine, r.Cgroups = e, p
 	return nil

@@ -569,14 +569,15 @@ func (e *Engine) ListOwned(ctx context.Context, key string) ([]engine.Owned, err
 	return out, nil
 }
 
-// ImageExists reports whether the image can run on the node: the node
-// holds it, as its status lists it, or this engine loaded it there, or the
-// builder holds it (ImageDigest then loads it onto the node).
+// ImageExists reports whether the image can run on the run's nodes: every
+// node the engine places pods on holds it, as its status lists it, or this
+// engine loaded it there, or the builder holds it (ImageDigest then loads
+// it onto the nodes).
 func (e *Engine) ImageExists(ctx context.Context, ref string) (bool, error) {
 	if _, ok := e.loaded(ref); ok {
 		return true, nil
 	}
-	if held, err := e.nodeHolds(ctx, ref); err != nil || held {
+	if held, err := e.nodesHold(ctx, ref); err != nil || held {
 		return held, err
 	}
 	if e.Builder == nil {
@@ -590,32 +591,52 @@ func (e *Engine) ImageExists(ctx context.Context, ref string) (bool, error) {
 	return err == nil, err
 }
 
-// nodeHolds reports whether the node lists the image by this name.
-func (e *Engine) nodeHolds(ctx context.Context, ref string) (bool, error) {
-	names, err := e.nodeImages(ctx)
+// nodesHold reports whether every node the run uses lists the image by
+// this name.
+func (e *Engine) nodesHold(ctx context.Context, ref string) (bool, error) {
+	nodes, err := e.nodes(ctx)
 	if err != nil {
 		return false, err
 	}
-	want := normalize(ref)
-	for _, n := range names {
-		if normalize(n) == want {
-			return true, nil
+	for _, n := range nodes {
+		if nodeImage(n, ref) == nil {
+			return false, nil
 		}
 	}
-	return false, nil
+	return true, nil
 }
 
-// nodeImages are the names the node reports its images by.
-func (e *Engine) nodeImages(ctx context.Context) ([]string, error) {
-	node, err := e.node(ctx)
-	if err != nil {
-		return nil, err
+// nodes are the nodes the engine places pods on: the arm's, then each
+// service's, each once.
+func (e *Engine) nodes(ctx context.Context) ([]*corev1.Node, error) {
+	places := []schema.Placement{e.Place}
+	for _, svc := range slices.Sorted(maps.Keys(e.Services)) {
+		places = append(places, e.Services[svc])
 	}
-	var names []string
-	for _, img := range node.Status.Images {
-		names = append(names, img.Names...)
+	var out []*corev1.Node
+	for _, p := range places {
+		n, err := NodeFor(ctx, e.Client, p)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.ContainsFunc(out, func(o *corev1.Node) bool { return o.Name == n.Name }) {
+			out = append(out, n)
+		}
 	}
-	return names, nil
+	return out, nil
+}
+
+// nodeImage is the node's image listed under ref's name, or nil.
+func nodeImage(n *corev1.Node, ref string) *corev1.ContainerImage {
+	want := normalize(ref)
+	for i, img := range n.Status.Images {
+		for _, name := range img.Names {
+			if normalize(name) == want {
+				return &n.Status.Images[i]
+			}
+		}
+	}
+	return nil
 }
 
 // normalize writes a reference in full ("docker.io/library/x:tag"), as a
@@ -631,7 +652,21 @@ func normalize(ref string) string {
 // Pull refuses: a node pulls its images itself, and a pull inside a run's
 // start would be measured as start-up.
 func (e *Engine) Pull(ctx context.Context, ref string, _ func(done, total int64)) error {
-	return fmt.Errorf("spatec does not pull onto nodes: pull %s onto node %s first (crictl pull), or load it there", ref, e.placeName())
+	return fmt.Errorf("spatec does not pull onto nodes: pull %s onto the run's nodes (%s) first (crictl pull), or load it there", ref, e.nodeNames(ctx))
+}
+
+// nodeNames names the run's nodes for a message, or its placements when
+// the nodes cannot be read.
+func (e *Engine) nodeNames(ctx context.Context) string {
+	nodes, err := e.nodes(ctx)
+	if err != nil {
+		return e.placeName()
+	}
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 func (e *Engine) placeName() string {
@@ -642,10 +677,10 @@ func (e *Engine) placeName() string {
 }
 
 // ImageDigest identifies an image for records: one spatec built by its
-// content id, one the node pulled by its registry digest. An image the
-// builder holds (built by an earlier spatec, or a Debian recipe's) is loaded
-// onto the node first when the node lacks it, so that what is recorded is
-// what the node runs.
+// content id, one the nodes pulled by its registry digest, which must be
+// the same on every node the run uses. An image the builder holds (built
+// by an earlier spatec, or a Debian recipe's) is loaded onto the nodes
+// first, so that what is recorded is what the nodes run.
 func (e *Engine) ImageDigest(ctx context.Context, ref string) (engine.Image, error) {
 	if img, ok := e.loaded(ref); ok {
 		return img, nil
@@ -658,27 +693,37 @@ func (e *Engine) ImageDigest(ctx context.Context, ref string) (engine.Image, err
 			return img, nil
 		}
 	}
-	node, err := e.node(ctx)
+	nodes, err := e.nodes(ctx)
 	if err != nil {
 		return engine.Image{}, err
 	}
-	want := normalize(ref)
-	for _, img := range node.Status.Images {
-		held := false
-		for _, n := range img.Names {
-			held = held || normalize(n) == want
+	// Every node the run uses must hold it, by one digest: a record names
+	// one image.
+	var found engine.Image
+	var first string
+	for _, n := range nodes {
+		img := nodeImage(n, ref)
+		if img == nil {
+			return engine.Image{}, &engine.ImageMissingError{Ref: ref}
 		}
-		if !held {
-			continue
-		}
-		for _, n := range img.Names {
-			if _, d, ok := strings.Cut(n, "@"); ok {
-				return engine.Image{ID: d, RepoDigests: []string{n}}, nil
+		var digest string
+		for _, name := range img.Names {
+			if _, d, ok := strings.Cut(name, "@"); ok {
+				digest = d
+				if first == "" {
+					found, first = engine.Image{ID: d, RepoDigests: []string{name}}, n.Name
+				}
+				break
 			}
 		}
-		return engine.Image{}, fmt.Errorf("image %s is on node %s by name only (%s): the node reports no digest to record; pin it by digest", ref, e.placeName(), strings.Join(img.Names, ", "))
+		switch {
+		case digest == "":
+			return engine.Image{}, fmt.Errorf("image %s is on node %s by name only (%s): the node reports no digest to record; pin it by digest", ref, n.Name, strings.Join(img.Names, ", "))
+		case digest != found.ID:
+			return engine.Image{}, fmt.Errorf("image %s is %s on node %s and %s on node %s: a run's nodes must hold one image; pin it by digest", ref, found.ID, first, digest, n.Name)
+		}
 	}
-	return engine.Image{}, &engine.ImageMissingError{Ref: ref}
+	return found, nil
 }
 
 func (e *Engine) loaded(ref string) (engine.Image, bool) {
@@ -776,7 +821,7 @@ func (e *Engine) BuildContextDir(ctx context.Context, tag, dir string, labels ma
 // load writes the builder's image ref as an archive into the Load command.
 func (e *Engine) load(ctx context.Context, ref string) error {
 	if len(e.Load) == 0 {
-		return fmt.Errorf("image %s was built here, and the environment declares no kubernetes.imageLoad command to bring it to node %s: declare one, or push the image to a registry the node pulls from and pin it", ref, e.placeName())
+		return fmt.Errorf("image %s was built here, and the environment declares no kubernetes.imageLoad command to bring it to the run's nodes (%s): declare one that loads an archive onto each of them, or push the image to a registry the nodes pull from and pin it", ref, e.nodeNames(ctx))
 	}
 	img, err := e.Builder.ImageDigest(ctx, ref)
 	if err != nil {
@@ -790,7 +835,7 @@ func (e *Engine) load(ctx context.Context, ref string) error {
 	cmd := osexec.CommandContext(ctx, e.Load[0], e.Load[1:]...)
 	cmd.Stdin = archive
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("loading image %s onto node %s with %s: %w\n%s", ref, e.placeName(), strings.Join(e.Load, " "), err, out)
+		return fmt.Errorf("loading image %s onto the run's nodes (%s) with %s: %w\n%s", ref, e.nodeNames(ctx), strings.Join(e.Load, " "), err, out)
 	}
 	e.mu.Lock()
 	if e.built == nil {
