@@ -25,6 +25,7 @@ func main() {
 	root := flag.String("cgroup", "/host/sys/fs/cgroup", "the node's cgroup tree, as mounted in the pod")
 	proc := flag.String("proc", "/proc", "the node's process table (the pod shares the node's PID namespace)")
 	addr := flag.String("addr", "127.0.0.1", "the address to serve on: the node's loopback, which spatec reaches through a port-forward")
+	port := flag.Int("port", 0, "the port to serve on; 0 takes a free one, which the log's first line names")
 	version := flag.Bool("version", false, "print the version and exit")
 	flag.Parse()
 	if *version {
@@ -43,15 +44,20 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	srv := &http.Server{Addr: net.JoinHostPort(*addr, strconv.Itoa(probe.Port)), Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	ln, err := net.Listen("tcp", net.JoinHostPort(*addr, strconv.Itoa(*port)))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "spatec-probe: %v\n", err)
+		os.Exit(1)
+	}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}()
-	fmt.Fprintf(os.Stderr, "spatec-probe: serving %s from %s\n", srv.Addr, *root)
-	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	fmt.Fprintf(os.Stderr, "%s%s from %s\n", probe.Serving, ln.Addr(), *root)
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintf(os.Stderr, "spatec-probe: %v\n", err)
 		os.Exit(1)
 	}

@@ -110,9 +110,8 @@ func NewProbe(e *Engine, config *rest.Config, spec ProbeSpec) *Probe {
 // measurement overhead, like the sampler's on a Docker host, and a request
 // would take from the node's allocatable CPUs what the plan's pods need.
 //
-// It is started by the session once it owns the node: the probe of a spatec
-// that was killed holds the probe's port on the node until the session's
-// sweep has removed it.
+// It is started by the session once it owns the node, after the sweep has
+// removed what a killed spatec left, its probe among it.
 func (p *Probe) Start(ctx context.Context) error {
 	e, spec := p.engine, p.spec
 	raw := make([]byte, 16)
@@ -143,20 +142,26 @@ func (p *Probe) Start(ctx context.Context) error {
 	if err := e.Start(ctx, name); err != nil {
 		return fmt.Errorf("starting spatec's probe on node %s: %w", spec.Node, err)
 	}
-	if err := p.forwardPort(ctx); err != nil {
-		return err
-	}
-	// Running is not serving: ask until it answers, as long as it runs.
+	// Running is not serving: wait until its log names the port it took,
+	// then ask until it answers, as long as it runs.
 	deadline := time.Now().Add(30 * time.Second)
+	forwarded := false
 	for {
-		_, err := p.Mode(ctx)
-		if err == nil {
-			return nil
+		var err error
+		if !forwarded {
+			if err = p.connect(ctx); err == nil {
+				forwarded = true
+			}
+		}
+		if forwarded {
+			if _, err = p.Mode(ctx); err == nil {
+				return nil
+			}
 		}
 		c, ierr := e.Inspect(ctx, name)
 		if ierr == nil && !c.Running || time.Now().After(deadline) {
 			logs, _ := e.Logs(ctx, name, 20)
-			return fmt.Errorf("spatec's probe on node %s does not answer through the API server's pod proxy (%s): %w; its log ends:\n%s", spec.Node, c.Status, err, logs)
+			return fmt.Errorf("spatec's probe on node %s does not answer through a port-forward (%s): %w; its log ends:\n%s", spec.Node, c.Status, err, logs)
 		}
 		select {
 		case <-ctx.Done():
@@ -166,9 +171,23 @@ func (p *Probe) Start(ctx context.Context) error {
 	}
 }
 
-// forwardPort opens the port-forward to the probe's port on its pod, on
-// a free port of spatec's loopback.
-func (p *Probe) forwardPort(ctx context.Context) error {
+// connect reads the port the probe serves on from its log and opens the
+// port-forward to it.
+func (p *Probe) connect(ctx context.Context) error {
+	logs, err := p.engine.Logs(ctx, p.pod, 0)
+	if err != nil {
+		return err
+	}
+	port, ok := probe.ServingPort(logs)
+	if !ok {
+		return fmt.Errorf("its log does not name its port yet")
+	}
+	return p.forwardPort(ctx, port)
+}
+
+// forwardPort opens the port-forward to port on the probe's pod, on a
+// free port of spatec's loopback.
+func (p *Probe) forwardPort(ctx context.Context, port int) error {
 	transport, upgrader, err := spdy.RoundTripperFor(p.config)
 	if err != nil {
 		return fmt.Errorf("reaching spatec's probe on node %s: %w", p.node, err)
@@ -177,7 +196,7 @@ func (p *Probe) forwardPort(ctx context.Context) error {
 	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
 	stop, ready := make(chan struct{}), make(chan struct{})
 	var errOut strings.Builder
-	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:" + strconv.Itoa(probe.Port)}, stop, ready, io.Discard, &syncWriter{b: &errOut})
+	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:" + strconv.Itoa(port)}, stop, ready, io.Discard, &syncWriter{b: &errOut})
 	if err != nil {
 		return fmt.Errorf("forwarding a port to spatec's probe on node %s: %w", p.node, err)
 	}

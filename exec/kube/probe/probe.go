@@ -26,8 +26,29 @@ import (
 	"spatec.dev/spatec/exec/cgroup"
 )
 
-// Port is the port the probe serves on, on its node's address.
-const Port = 17946
+// Serving starts the line the probe writes to its log once it serves,
+// followed by its address ("127.0.0.1:41234"). The probe takes a free port
+// of the node's loopback, so probes of two runs, or of two nodes sharing
+// one host's network, never contend for one; spatec reads the port here.
+const Serving = "spatec-probe: serving on "
+
+// ServingPort reads the port from the probe's log: the last Serving line's.
+func ServingPort(log string) (int, bool) {
+	port, found := 0, false
+	for _, line := range strings.Split(log, "\n") {
+		addr, ok := strings.CutPrefix(strings.TrimSpace(line), Serving)
+		if !ok {
+			continue
+		}
+		addr, _, _ = strings.Cut(addr, " ")
+		if i := strings.LastIndexByte(addr, ':'); i >= 0 {
+			if n, err := strconv.Atoi(addr[i+1:]); err == nil && n > 0 {
+				port, found = n, true
+			}
+		}
+	}
+	return port, found
+}
 
 // The probe's requests. Each takes the token and, but for ModePath,
 // SwapPath and StatsPath (every container found), the container's pod uid

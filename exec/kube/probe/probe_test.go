@@ -101,3 +101,23 @@ func TestProbeReadsAPodsContainer(t *testing.T) {
 		t.Errorf("a container looked for under the wrong QoS class: %d %q", code, body)
 	}
 }
+
+// TestServingPort: spatec reads the port the probe took from its log's
+// serving line, and nothing else.
+func TestServingPort(t *testing.T) {
+	for _, c := range []struct {
+		log  string
+		port int
+		ok   bool
+	}{
+		{Serving + "127.0.0.1:41234 from /host/sys/fs/cgroup\n", 41234, true},
+		{"something else\n" + Serving + "[::1]:5 from /x", 5, true},
+		{"spatec-probe: SPATEC_PROBE_TOKEN is required\n", 0, false},
+		{Serving + "127.0.0.1:zero from /x", 0, false},
+		{"", 0, false},
+	} {
+		if port, ok := ServingPort(c.log); port != c.port || ok != c.ok {
+			t.Errorf("ServingPort(%q) = %d, %v; want %d, %v", c.log, port, ok, c.port, c.ok)
+		}
+	}
+}
