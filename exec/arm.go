@@ -107,7 +107,7 @@ func (s *Session) newRun(plan *schema.Plan, opts Options) (*armRun, error) {
 		}
 		run.rec.Run.Infra = append(run.rec.Run.Infra, record.Container{
 			Name: c.name, Role: c.service, Image: c.image.ref, ImageDigest: c.image.id, Recipe: c.image.recipe, Version: c.version,
-			CPUs: fmt.Sprintf("%.2f", svc.CPUs), MemoryBytes: svc.Memory,
+			CPUs: fmt.Sprintf("%.2f", svc.CPUs), MemoryBytes: svc.Memory, Node: c.node,
 		})
 	}
 	return run, nil
@@ -220,13 +220,18 @@ func (run *armRun) start(ctx context.Context) error {
 			r.Progress.Fail(err)
 			return fmt.Errorf("starting %s: %w", spec.Name, err)
 		}
-		raw, group, err := s.verify(ctx, n, created, plannedCaps(plan.Env, spec))
+		v, err := s.verify(ctx, n, created, plannedCaps(plan.Env, spec))
 		if err != nil {
 			r.Progress.Fail(err)
 			return err
 		}
-		run.rec.Run.Cgroups[n] = raw
-		run.containers = append(run.containers, armContainer{name: n, role: c.Role, id: created.ID, group: group})
+		run.rec.Run.Cgroups[n] = v.raw
+		for i := range run.rec.SUT.Containers {
+			if run.rec.SUT.Containers[i].Name == n {
+				run.rec.SUT.Containers[i].Node = v.node
+			}
+		}
+		run.containers = append(run.containers, armContainer{name: n, role: c.Role, id: created.ID, group: v.group})
 		go run.watch(ctx, n, created.ID)
 		r.Progress.Add(1)
 	}

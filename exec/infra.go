@@ -217,12 +217,12 @@ func (s *Session) startInfra(ctx context.Context, key string, svc schema.Service
 	if err := r.Engine.Start(ctx, created.ID); err != nil {
 		return fmt.Errorf("starting %s: %w", svc.Name, err)
 	}
-	raw, group, err := s.verify(ctx, svc.Name, created, plannedCaps(s.env, spec))
+	v, err := s.verify(ctx, svc.Name, created, plannedCaps(s.env, spec))
 	if err != nil {
 		return err
 	}
-	s.infraCgroups[svc.Name] = raw
-	s.infra = append(s.infra, infraContainer{service: key, name: svc.Name, id: created.ID, image: img, group: group, version: version})
+	s.infraCgroups[svc.Name] = v.raw
+	s.infra = append(s.infra, infraContainer{service: key, name: svc.Name, id: created.ID, image: img, group: v.group, version: version, node: v.node})
 	go s.watchInfra(key+" container "+svc.Name, created.ID)
 	return s.reach(ctx, key, svc, created.ID)
 }

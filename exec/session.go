@@ -74,6 +74,8 @@ type infraContainer struct {
 	group   Group
 	// version is what its image runs, when the service says how to read it.
 	version string
+	// node is the Kubernetes node its pod runs on; "" on Docker.
+	node string
 }
 
 // Open reads the host facts and, unless bare is set, brings up the
@@ -230,15 +232,25 @@ func (s *Session) validate(ctx context.Context, p *schema.Plan) error {
 // verify reads a started container's caps back from its cgroup and refuses
 // on any mismatch or engine warning (C6). It returns the raw files read, for
 // the record, and the group, for the sampler.
-func (s *Session) verify(ctx context.Context, name string, created engine.Created, want cgroup.Caps) (map[string]string, Group, error) {
+// checked is a started container whose caps read back as planned.
+type checked struct {
+	// raw holds the cap files as read back, for the record.
+	raw map[string]string
+	// group is where the sampler reads the container.
+	group Group
+	// node is the Kubernetes node its pod runs on; "" on Docker.
+	node string
+}
+
+func (s *Session) verify(ctx context.Context, name string, created engine.Created, want cgroup.Caps) (checked, error) {
 	r := s.runner
 	c, err := r.Engine.Inspect(ctx, created.ID)
 	if err != nil {
-		return nil, nil, err
+		return checked{}, err
 	}
 	if !c.Running || c.Pid == 0 && c.Pod == nil {
 		logs, _ := r.Engine.Logs(ctx, created.ID, 20)
-		return nil, nil, &Failure{fmt.Sprintf("container %s exited before its caps could be verified (exit code %d); its log ends:\n%s", name, c.ExitCode, logs)}
+		return checked{}, &Failure{fmt.Sprintf("container %s exited before its caps could be verified (exit code %d); its log ends:\n%s", name, c.ExitCode, logs)}
 	}
 	// The group is located once: the caps are read back from it and the
 	// sampler reads the same group, so the two cannot disagree.
@@ -262,11 +274,11 @@ func (s *Session) verify(ctx context.Context, name string, created engine.Create
 		// (its /proc entry then names the root group): report the exit,
 		// not the caps of a group that is not the container's.
 		if f := s.exitedDuringVerify(ctx, name, created.ID); f != nil {
-			return nil, nil, f
+			return checked{}, f
 		}
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the caps of %s back: %w", name, err)
+		return checked{}, fmt.Errorf("reading the caps of %s back: %w", name, err)
 	}
 	var problems []string
 	for _, w := range created.Warnings {
@@ -279,10 +291,14 @@ func (s *Session) verify(ctx context.Context, name string, created engine.Create
 		problems = append(problems, fmt.Sprintf("container %s: %s", name, f))
 	}
 	if len(problems) > 0 {
-		return nil, nil, refusef("C6: caps do not read back as planned:\n  %s", strings.Join(problems, "\n  "))
+		return checked{}, refusef("C6: caps do not read back as planned:\n  %s", strings.Join(problems, "\n  "))
 	}
 	verified = true
-	return rb.Raw, group, nil
+	v := checked{raw: rb.Raw, group: group}
+	if c.Pod != nil {
+		v.node = c.Pod.Node
+	}
+	return v, nil
 }
 
 // exitedDuringVerify gives the engine a moment to report a container

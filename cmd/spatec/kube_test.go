@@ -70,34 +70,38 @@ func leftInNamespace(t *testing.T, client kubernetes.Interface) []string {
 	return left
 }
 
-// TestExecOnKubernetes runs the reference arm twice on the single-node
-// cluster the test command stands up, in both of its environments. On
-// k8s-single the arm is a Guaranteed pod on a core of its own, beside the
-// embedded broker and the host's ClickHouse; on k8s-pods the broker and
-// ClickHouse are Guaranteed pods too, each under its CFS quota. Every pod
-// is read back and sampled on the node by spatec's probe; each run drains
-// the topic into ClickHouse and is recorded ok with every figure, and
-// nothing is left in the namespace.
+// TestExecOnKubernetes runs the reference arm twice on the cluster the
+// test command stands up, in each of its environments. On k8s-single the
+// arm is a Guaranteed pod on a core of its own, beside the embedded broker
+// and the host's ClickHouse; on k8s-pods the broker and ClickHouse are
+// Guaranteed pods too, each under its CFS quota; on k8s-two they run on
+// the second node, whose pods live under a cgroup root of their own. Every
+// pod is read back and sampled on its node by that node's probe; each run
+// drains the topic into ClickHouse and is recorded ok with every figure
+// and each container's node, and nothing is left in the namespace.
 func TestExecOnKubernetes(t *testing.T) {
 	client := requireCluster(t)
+	pods := map[string]map[string]string{
+		"consumer":          {"cpu.cfs_quota_us": "50000", "memory.limit_in_bytes": "1073741824"},
+		"spatec-broker":     {"cpu.cfs_quota_us": "25000", "memory.limit_in_bytes": "536870912"},
+		"spatec-clickhouse": {"cpu.cfs_quota_us": "25000", "memory.limit_in_bytes": "1610612736"},
+	}
 	for _, tc := range []struct {
 		env     string
 		cgroups map[string]map[string]string
+		nodes   map[string]string
 	}{
 		{"k8s-single", map[string]map[string]string{
 			"consumer": {"cpuset.cpus": "1", "cpu.cfs_quota_us": "-1", "memory.limit_in_bytes": "1073741824"},
-		}},
-		{"k8s-pods", map[string]map[string]string{
-			"consumer":          {"cpu.cfs_quota_us": "50000", "memory.limit_in_bytes": "1073741824"},
-			"spatec-broker":     {"cpu.cfs_quota_us": "25000", "memory.limit_in_bytes": "536870912"},
-			"spatec-clickhouse": {"cpu.cfs_quota_us": "25000", "memory.limit_in_bytes": "1610612736"},
-		}},
+		}, map[string]string{"consumer": "spatec-node"}},
+		{"k8s-pods", pods, map[string]string{"consumer": "spatec-node", "spatec-broker": "spatec-node", "spatec-clickhouse": "spatec-node"}},
+		{"k8s-two", pods, map[string]string{"consumer": "spatec-node", "spatec-broker": "spatec-node2", "spatec-clickhouse": "spatec-node2"}},
 	} {
-		t.Run(tc.env, func(t *testing.T) { execOnKubernetes(t, client, tc.env, tc.cgroups) })
+		t.Run(tc.env, func(t *testing.T) { execOnKubernetes(t, client, tc.env, tc.cgroups, tc.nodes) })
 	}
 }
 
-func execOnKubernetes(t *testing.T, client kubernetes.Interface, env string, cgroups map[string]map[string]string) {
+func execOnKubernetes(t *testing.T, client kubernetes.Interface, env string, cgroups map[string]map[string]string, nodes map[string]string) {
 	results := t.TempDir()
 	var stdout, stderr syncBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -119,6 +123,15 @@ func execOnKubernetes(t *testing.T, client kubernetes.Interface, env string, cgr
 				if got := r.Run.Cgroups[c][f]; got != want {
 					t.Errorf("run %s: %s read back %s %q, want %q", r.RunID, c, f, got, want)
 				}
+			}
+		}
+		ran := map[string]string{}
+		for _, c := range slices.Concat(r.SUT.Containers, r.Run.Infra) {
+			ran[c.Name] = c.Node
+		}
+		for c, want := range nodes {
+			if ran[c] != want {
+				t.Errorf("run %s: container %s recorded on node %q, want %q", r.RunID, c, ran[c], want)
 			}
 		}
 		if !strings.Contains(r.Run.Host.EngineVersion, "kubelet v1.34.4") {

@@ -160,7 +160,10 @@ func (p *Probe) Start(ctx context.Context) error {
 		}
 		c, ierr := e.Inspect(ctx, name)
 		if ierr == nil && !c.Running || time.Now().After(deadline) {
-			logs, _ := e.Logs(ctx, name, 20)
+			logs, lerr := e.Logs(ctx, name, 20)
+			if lerr != nil {
+				logs = lerr.Error()
+			}
 			return fmt.Errorf("spatec's probe on node %s does not answer through a port-forward (%s): %w; its log ends:\n%s", spec.Node, c.Status, err, logs)
 		}
 		select {

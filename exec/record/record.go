@@ -195,6 +195,9 @@ type Container struct {
 	// CPUs is the planned decimal CPU count as written, e.g. "1.50".
 	CPUs        string `json:"cpus"`
 	MemoryBytes int64  `json:"memory_bytes"`
+	// Node is the Kubernetes node the container's pod ran on, where its
+	// caps were read back and its usage sampled; empty on Docker.
+	Node string `json:"node,omitempty"`
 }
 
 // Run is the provenance of a record: what it may be compared with.
