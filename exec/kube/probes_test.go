@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"spatec.dev/spatec/exec/cgroup"
+	"spatec.dev/spatec/exec/cgroup/cgrouptest"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/kube/probe"
 )
@@ -20,7 +20,6 @@ import (
 // the process table, with swap when swap is set.
 func fixtureNode(t *testing.T, v2 bool, uid, cid string, mem, file string, swap bool) cgroup.FS {
 	t.Helper()
-	root := t.TempDir()
 	group := "kubepods/pod" + uid + "/" + cid
 	files := map[string]string{
 		"proc/uptime":                    "12.50 20.00",
@@ -44,15 +43,7 @@ func fixtureNode(t *testing.T, v2 bool, uid, cid string, mem, file string, swap 
 		files["cgroup/cpuacct/"+group+"/cpuacct.usage"] = "0"
 		files["cgroup/cpuset/"+group+"/cpuset.cpus"] = "0-1"
 	}
-	for f, content := range files {
-		p := filepath.Join(root, f)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root := cgrouptest.Files(t, files)
 	return cgroup.FS{Root: filepath.Join(root, "cgroup"), Proc: filepath.Join(root, "proc")}
 }
 

@@ -145,3 +145,21 @@ func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// Files writes a tree of files, by path relative to a new temporary
+// directory, and returns that directory: a node's cgroup tree and process
+// table as fixtures, for code that reads them through paths.
+func Files(tb testing.TB, files map[string]string) string {
+	tb.Helper()
+	root := tb.TempDir()
+	for f, content := range files {
+		p := filepath.Join(root, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return root
+}

@@ -6,12 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"spatec.dev/spatec/exec/cgroup"
+	"spatec.dev/spatec/exec/cgroup/cgrouptest"
 )
 
 // node lays out a v1 node's tree and process table as the probe's pod sees
@@ -19,7 +19,6 @@ import (
 // after boot, and a burstable container still on CPU 1 beside it.
 func node(t *testing.T) cgroup.FS {
 	t.Helper()
-	root := t.TempDir()
 	mine := "kubepods/podu1/c1"
 	files := map[string]string{
 		"cgroup/cpu/" + mine + "/cpu.cfs_quota_us":               "-1",
@@ -34,15 +33,7 @@ func node(t *testing.T) cgroup.FS {
 		"proc/4242/stat":                 "4242 (spatec-ref) S 1 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 200 1 1",
 		"proc/4242/root/var/log/app.log": "hello from inside",
 	}
-	for f, content := range files {
-		p := filepath.Join(root, f)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root := cgrouptest.Files(t, files)
 	return cgroup.FS{Root: filepath.Join(root, "cgroup"), Proc: filepath.Join(root, "proc")}
 }
 
