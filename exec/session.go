@@ -229,9 +229,6 @@ func (s *Session) validate(ctx context.Context, p *schema.Plan) error {
 	return nil
 }
 
-// verify reads a started container's caps back from its cgroup and refuses
-// on any mismatch or engine warning (C6). It returns the raw files read, for
-// the record, and the group, for the sampler.
 // checked is a started container whose caps read back as planned.
 type checked struct {
 	// raw holds the cap files as read back, for the record.
@@ -242,6 +239,9 @@ type checked struct {
 	node string
 }
 
+// verify reads a started container's caps back from its cgroup and refuses
+// on any mismatch or engine warning (C6). It returns what it checked: the
+// raw files read, for the record, and the group, for the sampler.
 func (s *Session) verify(ctx context.Context, name string, created engine.Created, want cgroup.Caps) (checked, error) {
 	r := s.runner
 	c, err := r.Engine.Inspect(ctx, created.ID)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -77,10 +76,6 @@ func onKubernetes(ctx context.Context, r *exec.Runner, b kube.Builder, env schem
 		e.Services[svc] = schema.Placement{Node: n}
 		nodes = append(nodes, n)
 	}
-	r.Progress.Printf("building spatec's probe for nodes %s", strings.Join(slices.Compact(slices.Sorted(slices.Values(nodes))), ", "))
-	if err := exec.BuildProgram(ctx, e, r.SourceDir, probeImage, kube.ProbeProgram); err != nil {
-		return fmt.Errorf("building spatec's probe: %w", err)
-	}
 	self, err := exec.SelfProcess()
 	if err != nil {
 		return err
@@ -92,6 +87,10 @@ func onKubernetes(ctx context.Context, r *exec.Runner, b kube.Builder, env schem
 	// The session starts the probes once it owns the nodes, and stops them.
 	p := kube.NewProbes(e, cfg, kube.ProbeSpec{Image: probeImage,
 		Labels: map[string]string{exec.LabelRun: id, exec.LabelRole: "probe", exec.LabelProcess: self}}, nodes)
+	r.Progress.Printf("building spatec's probe for nodes %s", strings.Join(p.Nodes(), ", "))
+	if err := exec.BuildProgram(ctx, e, r.SourceDir, probeImage, kube.ProbeProgram); err != nil {
+		return fmt.Errorf("building spatec's probe: %w", err)
+	}
 	e.Files = p.ReadFile
 	r.Engine, r.Cgroups = e, p
 	return nil

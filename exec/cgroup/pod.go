@@ -156,7 +156,7 @@ func (f FS) CpusetSharers(self *Group, cpus string) ([]string, error) {
 	// under a cgroup root of its own), wherever it is.
 	root := filepath.Dir(own)
 	for !(filepath.Base(root) == "kubepods" || strings.HasSuffix(filepath.Base(root), "kubepods.slice")) {
-		if root == base || len(root) <= len(base) {
+		if len(root) <= len(base) {
 			return nil, fmt.Errorf("group %s is not inside a kubelet's tree (kubepods or kubepods.slice): cannot tell which containers may share its cores", own)
 		}
 		root = filepath.Dir(root)

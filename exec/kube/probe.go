@@ -145,15 +145,9 @@ func (p *Probe) Start(ctx context.Context) error {
 	// Running is not serving: wait until its log names the port it took,
 	// then ask until it answers, as long as it runs.
 	deadline := time.Now().Add(30 * time.Second)
-	forwarded := false
 	for {
-		var err error
-		if !forwarded {
-			if err = p.connect(ctx); err == nil {
-				forwarded = true
-			}
-		}
-		if forwarded {
+		err := p.connect(ctx)
+		if err == nil {
 			if _, err = p.Mode(ctx); err == nil {
 				return nil
 			}
@@ -175,8 +169,11 @@ func (p *Probe) Start(ctx context.Context) error {
 }
 
 // connect reads the port the probe serves on from its log and opens the
-// port-forward to it.
+// port-forward to it, once.
 func (p *Probe) connect(ctx context.Context) error {
+	if p.forward != nil {
+		return nil
+	}
 	logs, err := p.engine.Logs(ctx, p.pod, 0)
 	if err != nil {
 		return err
