@@ -11,7 +11,7 @@ import (
 	"spatec.dev/spatec/exec/broker"
 	"spatec.dev/spatec/exec/cgroup"
 	"spatec.dev/spatec/exec/chstore"
-	"spatec.dev/spatec/exec/corpus"
+	"spatec.dev/spatec/workloads/json-rows"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/hostlock"
 	"spatec.dev/spatec/exec/progress"
@@ -415,9 +415,9 @@ func (s *Session) resize(ctx context.Context, plan *schema.Plan, messages int64)
 }
 
 // corpus is the plan's dataset.
-func (s *Session) corpus(plan *schema.Plan) corpus.Spec {
+func (s *Session) corpus(plan *schema.Plan) jsonrows.Spec {
 	wl := plan.Env.Workload
-	return corpus.Spec{Dataset: wl.Dataset, Messages: wl.Messages, EventsPerMessage: wl.EventsPerMessage, MessageBytes: wl.MessageBytes}
+	return jsonrows.Spec{Dataset: wl.Dataset, Messages: wl.Messages, EventsPerMessage: wl.EventsPerMessage, MessageBytes: wl.MessageBytes}
 }
 
 // prepareTable creates the arm's table as the environment declares it, and

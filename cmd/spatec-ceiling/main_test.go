@@ -10,7 +10,7 @@ import (
 	"spatec.dev/spatec/exec/broker"
 	"spatec.dev/spatec/exec/ceiling"
 	"spatec.dev/spatec/exec/chstore"
-	"spatec.dev/spatec/exec/corpus"
+	"spatec.dev/spatec/workloads/json-rows"
 	"spatec.dev/spatec/internal/testenv"
 )
 
@@ -32,7 +32,7 @@ func TestMeasuresAndPrintsTheFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	spec := corpus.Spec{Dataset: "corpus-v1", Messages: 20_000, EventsPerMessage: 1, MessageBytes: 128}
+	spec := jsonrows.Spec{Dataset: "corpus-v1", Messages: 20_000, EventsPerMessage: 1, MessageBytes: 128}
 	c, err := broker.NewClient(b.Addrs())
 	if err != nil {
 		t.Fatal(err)

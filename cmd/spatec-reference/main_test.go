@@ -19,7 +19,7 @@ import (
 
 	"spatec.dev/spatec/exec/broker"
 	"spatec.dev/spatec/exec/chstore"
-	"spatec.dev/spatec/exec/corpus"
+	"spatec.dev/spatec/workloads/json-rows"
 	"spatec.dev/spatec/internal/testenv"
 )
 
@@ -92,7 +92,7 @@ func TestDrainsThePrefilledTopic(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	const partitions = 4
-	spec := corpus.Spec{Dataset: "v1", Messages: 20_000, EventsPerMessage: 2, MessageBytes: 300}
+	spec := jsonrows.Spec{Dataset: "v1", Messages: 20_000, EventsPerMessage: 2, MessageBytes: 300}
 	emb, store, cfg := setup(t, ctx, spec, partitions)
 	n := uint64(spec.Rows())
 	stop := startArm(t, ctx, cfg)
@@ -130,7 +130,7 @@ func TestDrainsThePrefilledTopic(t *testing.T) {
 // setup starts an embedded broker with the topic "events" prefilled with
 // spec, and a ClickHouse database of the test's own with the corpus table
 // "events"; it returns an arm configuration pointing at both.
-func setup(t testing.TB, ctx context.Context, spec corpus.Spec, partitions int) (*broker.Embedded, *chstore.Store, config) {
+func setup(t testing.TB, ctx context.Context, spec jsonrows.Spec, partitions int) (*broker.Embedded, *chstore.Store, config) {
 	t.Helper()
 	testenv.RequireClickHouse(t)
 	emb, err := broker.StartEmbedded(ctx, partitions)
@@ -177,7 +177,7 @@ func setup(t testing.TB, ctx context.Context, spec corpus.Spec, partitions int) 
 func TestTheProgramExitsZeroOnSIGTERM(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	spec := corpus.Spec{Dataset: "v1", Messages: 2000, EventsPerMessage: 1, MessageBytes: 200}
+	spec := jsonrows.Spec{Dataset: "v1", Messages: 2000, EventsPerMessage: 1, MessageBytes: 200}
 	_, store, cfg := setup(t, ctx, spec, 2)
 	cmd := exec.CommandContext(ctx, os.Args[0])
 	cmd.Env = append(os.Environ(),
@@ -268,7 +268,7 @@ func waitCommitted(t *testing.T, ctx context.Context, seeds []string, group stri
 
 // produceRange appends messages [from, to) of spec, each on the partition
 // Prefill would give it.
-func produceRange(t *testing.T, ctx context.Context, seeds []string, spec corpus.Spec, from, to int64, partitions int) {
+func produceRange(t *testing.T, ctx context.Context, seeds []string, spec jsonrows.Spec, from, to int64, partitions int) {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
@@ -302,7 +302,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 func BenchmarkDrain(b *testing.B) {
 	ctx := context.Background()
 	const partitions = 2
-	spec := corpus.Spec{Dataset: "v1", Messages: 200_000, EventsPerMessage: 1, MessageBytes: 256}
+	spec := jsonrows.Spec{Dataset: "v1", Messages: 200_000, EventsPerMessage: 1, MessageBytes: 256}
 	_, store, cfg := setup(b, ctx, spec, partitions)
 	cfg.BatchRows = 100_000
 	var spent time.Duration

@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"spatec.dev/spatec/exec/chstore"
-	"spatec.dev/spatec/exec/corpus"
+	"spatec.dev/spatec/workloads/json-rows"
 )
 
 // run drains the topic into the table until ctx is cancelled, which is the
@@ -119,7 +119,7 @@ type worker struct {
 	partitions map[int32]kgo.Offset
 
 	rows      chstore.Rows
-	events    []corpus.Event
+	events    []jsonrows.Event
 	next      kadm.Offsets // offsets to commit once the batch is in
 	firstAt   time.Time    // when the batch got its first row
 	perRecord int          // rows in the last message decoded
@@ -180,7 +180,7 @@ func (w *worker) run(ctx context.Context) error {
 				w.firstAt = time.Now()
 			}
 			var err error
-			if w.events, err = corpus.AppendDecoded(w.events[:0], r.Value); err != nil {
+			if w.events, err = jsonrows.AppendDecoded(w.events[:0], r.Value); err != nil {
 				decodeErr = fmt.Errorf("worker %d: partition %d offset %d: %w", w.id, r.Partition, r.Offset, err)
 				return
 			}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"spatec.dev/spatec/exec/corpus"
+	"spatec.dev/spatec/workloads/json-rows"
 )
 
 // The benchmarks below write the same messages to the same embedded broker
@@ -23,7 +23,7 @@ import (
 // iteration and reports their ratio, which holds up better than two
 // separate figures on a busy machine.
 
-var benchSpec = corpus.Spec{Dataset: "v1", Messages: 200_000, EventsPerMessage: 1, MessageBytes: 256}
+var benchSpec = jsonrows.Spec{Dataset: "v1", Messages: 200_000, EventsPerMessage: 1, MessageBytes: 256}
 
 const benchPartitions = 4
 

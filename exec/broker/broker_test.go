@@ -14,7 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"spatec.dev/spatec/exec/corpus"
+	"spatec.dev/spatec/workloads/json-rows"
 )
 
 func startBroker(t testing.TB, partitions int) (*Embedded, *Client) {
@@ -40,7 +40,7 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-var spec = corpus.Spec{Dataset: "v1", Messages: 3001, EventsPerMessage: 2, MessageBytes: 300}
+var spec = jsonrows.Spec{Dataset: "v1", Messages: 3001, EventsPerMessage: 2, MessageBytes: 300}
 
 func TestEmbeddedListensOnAFixedPort(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -91,7 +91,7 @@ func TestAdvertisedBrokerIsReachedAtItsAdvertisedAddress(t *testing.T) {
 	if len(meta.Brokers) != 1 || fmt.Sprintf("%s:%d", meta.Brokers[0].Host, meta.Brokers[0].Port) != advertised {
 		t.Fatalf("metadata names brokers %+v, want one at %s", meta.Brokers, advertised)
 	}
-	small := corpus.Spec{Dataset: "v1", Messages: 100, EventsPerMessage: 1, MessageBytes: 100}
+	small := jsonrows.Spec{Dataset: "v1", Messages: 100, EventsPerMessage: 1, MessageBytes: 100}
 	if err := c.EnsureTopic(testCtx(t), "adv", 2); err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func produceRaw(t *testing.T, c *Client, topic string, n int) {
 
 func TestPrefillRejectsAnInvalidSpec(t *testing.T) {
 	_, c := startBroker(t, 1)
-	bad := corpus.Spec{Dataset: "v1", Messages: 10, EventsPerMessage: 1, MessageBytes: 20}
+	bad := jsonrows.Spec{Dataset: "v1", Messages: 10, EventsPerMessage: 1, MessageBytes: 20}
 	if _, err := c.Prefill(testCtx(t), "events", bad, nil); err == nil || !strings.Contains(err.Error(), "message size 20 bytes is too small") {
 		t.Fatalf("prefill with 20-byte messages: got %v", err)
 	}
@@ -359,7 +359,7 @@ func TestResetGroupsWaitsForMembersToLeave(t *testing.T) {
 	if err := c.EnsureTopic(ctx, "drained", 1); err != nil {
 		t.Fatal(err)
 	}
-	small := corpus.Spec{Dataset: "v1", Messages: 10, EventsPerMessage: 1, MessageBytes: 100}
+	small := jsonrows.Spec{Dataset: "v1", Messages: 10, EventsPerMessage: 1, MessageBytes: 100}
 	if _, err := c.Prefill(ctx, "drained", small, nil); err != nil {
 		t.Fatal(err)
 	}

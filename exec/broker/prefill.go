@@ -12,7 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"spatec.dev/spatec/exec/corpus"
+	"spatec.dev/spatec/workloads/json-rows"
 )
 
 // Prefilled tells what Prefill did.
@@ -56,7 +56,7 @@ func PartitionOf(i int64, partitions int) int32 { return int32(i % int64(partiti
 // The topic must exist (EnsureTopic). progress, when not nil, is called
 // from the calling goroutine as acknowledgements arrive, last with
 // done == total.
-func (c *Client) Prefill(ctx context.Context, topic string, spec corpus.Spec, progress func(done, total int64)) (Prefilled, error) {
+func (c *Client) Prefill(ctx context.Context, topic string, spec jsonrows.Spec, progress func(done, total int64)) (Prefilled, error) {
 	if err := spec.Validate(); err != nil {
 		return Prefilled{}, fmt.Errorf("prefilling topic %s: %w", topic, err)
 	}
@@ -95,7 +95,7 @@ func (c *Client) Prefill(ctx context.Context, topic string, spec corpus.Spec, pr
 // dataset's first and last messages sit where that layout puts them. This
 // catches another dataset tag, message size or event count at the cost of
 // two record reads.
-func (c *Client) verifyContent(ctx context.Context, topic string, spec corpus.Spec, spans []span) error {
+func (c *Client) verifyContent(ctx context.Context, topic string, spec jsonrows.Spec, spans []span) error {
 	p := int64(len(spans))
 	for part, s := range spans {
 		want := spec.Messages / p
@@ -213,7 +213,7 @@ type slab struct {
 // makeSlabs generates the dataset's messages as records, in order, on its
 // own goroutine, so that making messages overlaps with producing them.
 // It stops early when ctx ends.
-func makeSlabs(ctx context.Context, topic string, partitions int, spec corpus.Spec) <-chan slab {
+func makeSlabs(ctx context.Context, topic string, partitions int, spec jsonrows.Spec) <-chan slab {
 	out := make(chan slab, slabsAhead)
 	go func() {
 		defer close(out)
@@ -252,7 +252,7 @@ func makeSlabs(ctx context.Context, topic string, partitions int, spec corpus.Sp
 
 // produce writes messages 0..spec.Messages-1 and returns how many were
 // acknowledged.
-func (c *Client) produce(ctx context.Context, topic string, partitions int, spec corpus.Spec, progress func(done, total int64)) (int64, error) {
+func (c *Client) produce(ctx context.Context, topic string, partitions int, spec jsonrows.Spec, progress func(done, total int64)) (int64, error) {
 	cl, err := c.newKgo(producerOpts(topic)...)
 	if err != nil {
 		return 0, err

@@ -17,7 +17,7 @@ import (
 
 	"spatec.dev/spatec/exec/broker"
 	"spatec.dev/spatec/exec/chstore"
-	"spatec.dev/spatec/exec/corpus"
+	"spatec.dev/spatec/workloads/json-rows"
 )
 
 // Figures are the measured ceilings.
@@ -51,7 +51,7 @@ type Target struct {
 	Topic string
 	// Spec is the dataset the topic holds; the ingest ceiling inserts its
 	// rows.
-	Spec corpus.Spec
+	Spec jsonrows.Spec
 }
 
 // Measure reads the whole topic once at the broker's pace, then inserts

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"spatec.dev/spatec/exec/corpus"
+	"spatec.dev/spatec/workloads/json-rows"
 )
 
 // The ingest-ceiling client against ClickHouse's own client, same rows in
@@ -19,7 +19,7 @@ import (
 // reading the same blocks from stdin (its default LZ4 wire compression);
 // go/client is their ratio.
 
-var benchSpec = corpus.Spec{Dataset: "v1", Messages: 500_000, EventsPerMessage: 1, MessageBytes: 256}
+var benchSpec = jsonrows.Spec{Dataset: "v1", Messages: 500_000, EventsPerMessage: 1, MessageBytes: 256}
 
 const benchBatchRows = 100_000
 
@@ -37,7 +37,7 @@ func BenchmarkIngestVsClickhouseClient(b *testing.B) {
 	if err := WriteNativeDataset(&native, benchSpec, benchBatchRows); err != nil {
 		b.Fatal(err)
 	}
-	query := "INSERT INTO events (" + corpus.Columns + ") FORMAT Native"
+	query := "INSERT INTO events (" + jsonrows.Columns + ") FORMAT Native"
 	if _, err := clickhouseClient(s, []byte{}, "SELECT 1"); err != nil {
 		b.Skipf("clickhouse-client is not usable: %v", err)
 	}

@@ -7,13 +7,13 @@ import (
 	"sync"
 	"time"
 
-	"spatec.dev/spatec/exec/corpus"
+	"spatec.dev/spatec/workloads/json-rows"
 )
 
 // IngestOptions shape an ingest-ceiling sweep.
 type IngestOptions struct {
 	// Spec gives the rows: its events, message by message.
-	Spec corpus.Spec
+	Spec jsonrows.Spec
 	// RowsPerLevel is how many rows each concurrency level inserts; the
 	// default is the dataset's rows, at most 1,000,000.
 	RowsPerLevel int64
@@ -113,7 +113,7 @@ func (s *Store) IngestCeiling(ctx context.Context, table string, o IngestOptions
 
 // makeBatches makes up to poolBatches batches of consecutive messages, each
 // of about batchRows rows, enough to cover rows when the dataset allows.
-func makeBatches(spec corpus.Spec, batchRows int, rows int64) ([]*Rows, error) {
+func makeBatches(spec jsonrows.Spec, batchRows int, rows int64) ([]*Rows, error) {
 	perBatch := max(int64(batchRows)/int64(spec.EventsPerMessage), 1) // messages
 	var pool []*Rows
 	var covered int64

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"spatec.dev/spatec/exec/corpus"
+	"spatec.dev/spatec/workloads/json-rows"
 )
 
 // WriteNative writes rows as one block of ClickHouse's Native format, the
@@ -65,7 +65,7 @@ func WriteNative(w io.Writer, rows *Rows) error {
 // batchRows rows, the blocks the ingest ceiling inserts: piped into
 // `clickhouse-client --query "INSERT INTO t (id, ts, user_id, kind, value,
 // payload) FORMAT Native"` it inserts exactly the rows spatec would.
-func WriteNativeDataset(w io.Writer, spec corpus.Spec, batchRows int) error {
+func WriteNativeDataset(w io.Writer, spec jsonrows.Spec, batchRows int) error {
 	if err := spec.Validate(); err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"spatec.dev/spatec/exec/corpus"
+	"spatec.dev/spatec/workloads/json-rows"
 )
 
 // Store is a pool of native connections to one ClickHouse database.
@@ -204,7 +204,7 @@ type Rows struct {
 }
 
 // Add appends one event.
-func (r *Rows) Add(e corpus.Event) {
+func (r *Rows) Add(e jsonrows.Event) {
 	r.ID = append(r.ID, e.ID)
 	r.TS = append(r.TS, int64(e.TS))
 	r.UserID = append(r.UserID, e.UserID)
@@ -223,8 +223,8 @@ func (r *Rows) Reset() {
 }
 
 // AppendMessages adds the events of messages [first, first+n) of spec.
-func (r *Rows) AppendMessages(spec corpus.Spec, first, n int64) error {
-	var evs []corpus.Event
+func (r *Rows) AppendMessages(spec jsonrows.Spec, first, n int64) error {
+	var evs []jsonrows.Event
 	for i := first; i < first+n; i++ {
 		var err error
 		if evs, err = spec.AppendEvents(evs[:0], i); err != nil {
@@ -242,7 +242,7 @@ func (s *Store) Insert(ctx context.Context, table string, rows *Rows) error {
 	if err := checkTable(table); err != nil {
 		return err
 	}
-	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+table+" ("+corpus.Columns+")")
+	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+table+" ("+jsonrows.Columns+")")
 	if err != nil {
 		return fmt.Errorf("preparing an insert into %s on ClickHouse at %s: %w", table, s.addr, err)
 	}

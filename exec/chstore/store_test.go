@@ -15,7 +15,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 
-	"spatec.dev/spatec/exec/corpus"
+	"spatec.dev/spatec/workloads/json-rows"
 	"spatec.dev/spatec/internal/testenv"
 )
 
@@ -50,7 +50,7 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-var spec = corpus.Spec{Dataset: "v1", Messages: 500, EventsPerMessage: 2, MessageBytes: 300}
+var spec = jsonrows.Spec{Dataset: "v1", Messages: 500, EventsPerMessage: 2, MessageBytes: 300}
 
 // newTable creates the corpus table and returns its name.
 func newTable(t *testing.T, s *Store) string {
@@ -94,7 +94,7 @@ func TestCountsSeeDistinctIDsAndDuplicates(t *testing.T) {
 	if count != 1100 || distinct != 1000 {
 		t.Fatalf("counts are %d rows, %d distinct; want 1100 rows, 1000 distinct", count, distinct)
 	}
-	var sample corpus.Event
+	var sample jsonrows.Event
 	var ts time.Time
 	err = s.conn.QueryRow(ctx, "SELECT id, ts, user_id, kind, value, payload FROM "+table+" WHERE id = 777 LIMIT 1").
 		Scan(&sample.ID, &ts, &sample.UserID, &sample.Kind, &sample.Value, &sample.Payload)
@@ -314,7 +314,7 @@ func TestWriteNativeMatchesTheServersNativeOutput(t *testing.T) {
 	if err := WriteNative(&mine, &r); err != nil {
 		t.Fatal(err)
 	}
-	theirs, err := clickhouseClient(s, nil, "SELECT "+corpus.Columns+" FROM "+table+" ORDER BY id FORMAT Native")
+	theirs, err := clickhouseClient(s, nil, "SELECT "+jsonrows.Columns+" FROM "+table+" ORDER BY id FORMAT Native")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +346,7 @@ func clickhouseClient(s *Store, stdin []byte, query string) ([]byte, error) {
 func TestIngestCeilingClimbsUntilItStops(t *testing.T) {
 	s := openTestStore(t, WithMaxConns(4))
 	table := newTable(t, s)
-	small := corpus.Spec{Dataset: "v1", Messages: 5000, EventsPerMessage: 2, MessageBytes: 300}
+	small := jsonrows.Spec{Dataset: "v1", Messages: 5000, EventsPerMessage: 2, MessageBytes: 300}
 	var reported int
 	sweep, err := s.IngestCeiling(testCtx(t), table, IngestOptions{
 		Spec: small, RowsPerLevel: 8000, BatchRows: 2000,

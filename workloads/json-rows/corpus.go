@@ -1,4 +1,7 @@
-// Package corpus defines the benchmark's deterministic workload.
+// Package jsonrows is the json-rows workload's generator: spatec's own
+// pass-through dataset of JSON rows, kept beside the benchmark's
+// sensor-batch workload for systems (and ClickHouse versions) that cannot
+// decode Avro, and for the fixtures without a schema registry.
 //
 // Message i of a dataset is a pure function of the dataset tag and i, so
 // "the first N messages" names one exact dataset on every host and every
@@ -13,7 +16,7 @@
 //
 // Event j of message i has id i*EventsPerMessage+j; ids are the key the
 // harness counts distinct rows by.
-package corpus
+package jsonrows
 
 import (
 	"encoding/binary"
