@@ -23,6 +23,7 @@ import (
 	"cuelang.org/go/cue/parser"
 
 	"spatec.dev/spatec/schema"
+	"spatec.dev/spatec/workloads"
 )
 
 // Tree is a loaded CUE tree: the schema and every environment and entrant
@@ -32,6 +33,8 @@ type Tree struct {
 	plan     cue.Value // schema's #Plan definition
 	envs     map[string]unit
 	entrants map[string]unit
+	// workloads are the workload packages, by the name they declare.
+	workloads map[string]unit
 	// decoded caches each environment decoded into its Go form.
 	decoded map[string]*schema.Environment
 	// entrantParts caches, by environment and entrant, the parts of an
@@ -98,10 +101,11 @@ func (o Options) files() fs.FS {
 // own instead.
 func Load(opts Options) (*Tree, error) {
 	t := &Tree{
-		ctx:      cuecontext.New(),
-		envs:     map[string]unit{},
-		entrants: map[string]unit{},
-		decoded:  map[string]*schema.Environment{},
+		ctx:       cuecontext.New(),
+		envs:      map[string]unit{},
+		entrants:  map[string]unit{},
+		workloads: map[string]unit{},
+		decoded:   map[string]*schema.Environment{},
 
 		entrantParts: map[string]schema.Entrant{},
 		display:      opts.Display,
@@ -128,6 +132,9 @@ func Load(opts Options) (*Tree, error) {
 			}
 			sound = append(sound, dir)
 		}
+	}
+	if err := t.loadWorkloads(src, opts.files()); err != nil {
+		return nil, err
 	}
 	if t.buildTogether(src, sound) != nil {
 		t.envs, t.entrants, t.plans = map[string]unit{}, map[string]unit{}, cue.Value{}
@@ -479,4 +486,80 @@ func (t *Tree) StudySizes(env, entrant, study string) []int64 {
 		return nil
 	}
 	return sizes
+}
+
+// HostedWorkload returns a workload as an environment hosts it, decoded,
+// with its dataset version.
+func (t *Tree) HostedWorkload(env, name string) (schema.Workload, error) {
+	e, err := t.Environment(env)
+	if err != nil {
+		return schema.Workload{}, err
+	}
+	w, ok := e.Workloads[name]
+	if !ok {
+		return schema.Workload{}, fmt.Errorf("%s hosts no workload %q; it hosts: %s", env, name, strings.Join(slices.Sorted(maps.Keys(e.Workloads)), ", "))
+	}
+	return w, nil
+}
+
+// Environment returns an environment decoded, its workloads with their
+// dataset versions.
+func (t *Tree) Environment(name string) (*schema.Environment, error) {
+	if _, ok := t.envs[name]; !ok {
+		return nil, fmt.Errorf("no environment %q; the tree has: %s", name, strings.Join(t.Environments(), ", "))
+	}
+	if ps := t.envProblems[name]; len(ps) > 0 {
+		return nil, fmt.Errorf("environment %s has problems; run `spatec vet`: %s", name, ps[0])
+	}
+	return t.decodedEnv(name)
+}
+
+// loadWorkloads builds each workload package on its own (environments
+// import them, and a broken one is reported with them): `spatec corpus`
+// reads a workload with no environment hosting it.
+func (t *Tree) loadWorkloads(src *source, fsys fs.FS) error {
+	dirs, err := packageDirs(fsys, "workloads")
+	if err != nil {
+		return err
+	}
+	for _, dir := range dirs {
+		inst := src.instance(dir)
+		if inst.Err != nil {
+			continue // reported through the environments that import it
+		}
+		v := t.ctx.BuildInstance(inst).LookupPath(cue.ParsePath("workload"))
+		name, err := v.LookupPath(cue.ParsePath("name")).String()
+		if err != nil {
+			continue
+		}
+		t.workloads[name] = unit{dir: dir, value: v, name: name}
+	}
+	return nil
+}
+
+// Workloads returns the names of the tree's workloads, sorted.
+func (t *Tree) Workloads() []string { return slices.Sorted(maps.Keys(t.workloads)) }
+
+// Workload returns a workload as its package declares it, sized to
+// messages, with its dataset version: what `spatec corpus` computes the
+// expectation of, with no environment hosting it (so in the table form the
+// workload declares).
+func (t *Tree) Workload(name string, messages int64) (schema.Workload, error) {
+	u, ok := t.workloads[name]
+	if !ok {
+		return schema.Workload{}, fmt.Errorf("no workload %q; the tree has: %s", name, strings.Join(t.Workloads(), ", "))
+	}
+	var w schema.Workload
+	v := u.value.FillPath(cue.ParsePath("messages"), messages)
+	if err := v.Validate(cue.Concrete(true)); err != nil {
+		return w, fmt.Errorf("workload %s (%s): %w", name, u.dir, err)
+	}
+	if err := v.Decode(&w); err != nil {
+		return w, fmt.Errorf("workload %s (%s): %w", name, u.dir, err)
+	}
+	var err error
+	if w.DatasetVersion, err = workloads.Version(w); err != nil {
+		return w, err
+	}
+	return w, nil
 }

@@ -22,7 +22,7 @@ func realTree(t *testing.T) fstest.MapFS {
 	t.Helper()
 	m := fstest.MapFS{}
 	root := os.DirFS("..")
-	for _, pat := range []string{"cue.mod/module.cue", "schema/*.cue", "envs/*/*.cue", "entrants/*/*.cue"} {
+	for _, pat := range []string{"cue.mod/module.cue", "schema/*.cue", "envs/*/*.cue", "envs/*/*.sql", "entrants/*/*.cue", "workloads/*/*.cue", "workloads/*/*.avsc", "workloads/*/*.sql"} {
 		files, err := fs.Glob(root, pat)
 		if err != nil {
 			t.Fatal(err)

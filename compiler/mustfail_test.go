@@ -251,13 +251,35 @@ var mustFails = []mustFail{
 		message: "reference:batch-flush-1 on local: study batch-flush point 1 sets linger_ms, which is not a knob of the entrant (it has: batch_rows, consumers, flush_ms)",
 		line:    `studies: "batch-flush": {`},
 	{name: "studies: a size beyond the dataset", file: referenceFile,
-		old: "sizes: [div(env.workload.messages, 4), env.workload.messages]", new: "sizes: [50_000, 400_000]",
+		old: "sizes: [div(workload.messages, 4), workload.messages]", new: "sizes: [50_000, 400_000]",
 		env: "local", entrant: "reference", variant: "default", rule: "studies",
-		message: "reference:default on local: study batch-flush runs its points on the first 400000 messages, but local's dataset holds 200000; give sizes no larger than it"},
+		message: "reference:default on local: study batch-flush runs its points on the first 400000 messages, but local's json-rows dataset holds 200000; give sizes no larger than it"},
 	{name: "studies: grid and points both", file: referenceFile,
 		old: "flush_ms: [100, 500]\n\t\t}", new: "flush_ms: [100, 500]\n\t\t}\n\t\tpoints: [{batch_rows: 1}]",
 		env: "local", entrant: "reference", variant: "default", rule: "studies",
 		message: "reference:default on local: study batch-flush is declared 2 ways; give exactly one: grid", line: `studies: "batch-flush": {`},
+	// Workloads: a plan runs one the arm implements and the environment
+	// hosts, and an environment hosting a registry-framed one has a
+	// registry.
+	{name: "workload: runs one it does not implement", file: referenceFile,
+		old: `implements: ["json-rows"]`, new: `implements: ["json-rows"]
+	runs: "sensor-batch"`,
+		env: "local", entrant: "reference", rule: "workload",
+		message: "reference:default on local: runs workload sensor-batch, which it does not implement (it implements json-rows); run one of those, or implement sensor-batch and add it to implements",
+		line:    `runs: "sensor-batch"`},
+	{name: "workload: implements none the environment hosts", file: referenceFile,
+		old: `implements: ["json-rows"]`, new: `implements: ["sensor-batch"]`,
+		env: "local", entrant: "reference", rule: "workload",
+		message: "reference:default on local: reference implements sensor-batch, and local hosts json-rows; implement one that local hosts, or take local out of supports",
+		line:    `supports: ["local", "local-containers", "k8s-single", "k8s-pods", "k8s-two"]`},
+	{name: "C11 registry-framed workload without a registry", file: localFile,
+		old: `workloads: "json-rows": jsonrows.workload & {`, new: `workloads: "sensor-batch": sensorbatch.workload & {messages: 1000}
+	workloads: "json-rows": jsonrows.workload & {`,
+		old2: `jsonrows "spatec.dev/spatec/workloads/json-rows:jsonrows"`, new2: `jsonrows "spatec.dev/spatec/workloads/json-rows:jsonrows"
+	sensorbatch "spatec.dev/spatec/workloads/sensor-batch:sensorbatch"`,
+		env: "local", entrant: "reference", rule: "C11",
+		message: "local: hosts sensor-batch, whose messages are framed for a schema registry, but declares none; add infra.registry, or a broker with schemaRegistry: {}",
+		line:    `workloads: "sensor-batch": sensorbatch.workload & {messages: 1000}`},
 	// Variants and knobs.
 	{name: "variants: two defaults", file: vectorFile,
 		old: `doc: "a tenth of the default batch, to show the batch-size curve"`, new: `doc: "a tenth of the default batch, to show the batch-size curve"` + "\n\t\t\tdefault: true",

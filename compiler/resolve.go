@@ -10,6 +10,7 @@ import (
 	"cuelang.org/go/cue"
 
 	"spatec.dev/spatec/schema"
+	"spatec.dev/spatec/workloads"
 )
 
 // Resolve unifies one entrant variant with one environment into a plan.
@@ -85,7 +86,7 @@ func (t *Tree) resolve(envName, entrantName, variant string) (cue.Value, string,
 	// Structural problems (an unknown field, a wrong type) are reported
 	// whatever the checks say: they may keep some checks from evaluating.
 	var problems []Problem
-	for _, part := range []string{"env", "entrant", "budget"} {
+	for _, part := range []string{"env", "entrant", "workload", "budget"} {
 		if err := pv.LookupPath(cue.ParsePath(part)).Validate(cue.Concrete(true)); err != nil {
 			problems = append(problems, fromError(err, "", "", locator(pv))...)
 		}
@@ -128,13 +129,15 @@ func (t *Tree) decode(pv cue.Value, envName, variant string) (*schema.Plan, erro
 			Description string                    `json:"description"`
 			Blocked     string                    `json:"blocked"`
 			Supports    []string                  `json:"supports"`
+			Implements  []string                  `json:"implements"`
+			Runs        string                    `json:"runs"`
 			Version     schema.Version            `json:"version"`
 			Variants    map[string]schema.Variant `json:"variants"`
 		}
 		for _, f := range []struct {
 			name string
 			into any
-		}{{"name", &s.Name}, {"description", &s.Description}, {"supports", &s.Supports}, {"version", &s.Version}, {"variants", &s.Variants}} {
+		}{{"name", &s.Name}, {"description", &s.Description}, {"supports", &s.Supports}, {"implements", &s.Implements}, {"runs", &s.Runs}, {"version", &s.Version}, {"variants", &s.Variants}} {
 			if err := ent.LookupPath(cue.ParsePath(f.name)).Decode(f.into); err != nil {
 				return nil, err
 			}
@@ -144,10 +147,17 @@ func (t *Tree) decode(pv cue.Value, envName, variant string) (*schema.Plan, erro
 				return nil, err
 			}
 		}
-		shared = schema.Entrant{Name: s.Name, Description: s.Description, Blocked: s.Blocked, Supports: s.Supports, Version: s.Version, Variants: s.Variants}
+		shared = schema.Entrant{Name: s.Name, Description: s.Description, Blocked: s.Blocked, Supports: s.Supports,
+			Implements: s.Implements, Runs: s.Runs, Version: s.Version, Variants: s.Variants}
 		t.entrantParts[key] = shared
 	}
 	plan.Entrant = shared
+	// The plan's workload is the environment's, as decoded with it.
+	wl, ok := env.Workloads[shared.Runs]
+	if !ok {
+		return nil, fmt.Errorf("%s hosts no workload %q", envName, shared.Runs)
+	}
+	plan.Workload = wl
 	// The rest may follow the variant's knobs.
 	for _, f := range []struct {
 		name string
@@ -347,6 +357,14 @@ func (t *Tree) decodedEnv(name string) (*schema.Environment, error) {
 	var e schema.Environment
 	if err := t.envs[name].value.Decode(&e); err != nil {
 		return nil, err
+	}
+	for wn, w := range e.Workloads {
+		v, err := workloads.Version(w)
+		if err != nil {
+			return nil, err
+		}
+		w.DatasetVersion = v
+		e.Workloads[wn] = w
 	}
 	t.decoded[name] = &e
 	return &e, nil

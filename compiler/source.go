@@ -17,7 +17,7 @@ import (
 
 // A spatec tree is a closed CUE module: one package per directory, imports
 // of its own packages and of CUE's standard library only, no dependencies
-// and no build attributes. cue/load answers the general question (module
+// and no build attributes; files beside a package's may be embedded. cue/load answers the general question (module
 // dependencies, registries, tags, several packages in a directory) and
 // pays for it on every run: about a tenth of `spatec vet` on a 2-core
 // machine. A source reads the closed case with cue/parser and assembles
@@ -116,6 +116,10 @@ func (s *source) instance(dir string) *build.Instance {
 	inst := s.build.NewInstance(s.display+dir, nil)
 	inst.ImportPath = s.importPath(dir, name)
 	inst.CanonicalImportPath = s.canonical
+	// A module and its root, for the files a package embeds (@embed): a
+	// workload's .avsc and DDL are files of their own, read by the arms'
+	// tests as well.
+	inst.Module, inst.Root = s.module, "."
 	inst.Err = err
 	for _, f := range files {
 		if err := inst.AddSyntax(f); err != nil {
@@ -176,6 +180,12 @@ func (s *source) parseDir(dir string) (files []*ast.File, name string, errs erro
 		if err != nil {
 			errs = errors.Append(errs, errors.Promote(err, ""))
 			continue
+		}
+		// Where the file is, which @embed reads the files it names
+		// beside. (cue/load records the same; SetFSLoc is the token
+		// package's hook for loaders.)
+		if tf := f.Pos().File(); tf != nil {
+			tf.SetFSLoc(token.FSLoc{FS: s.fsys, Path: fn})
 		}
 		for _, d := range f.Preamble() {
 			if a, ok := d.(*ast.Attribute); ok && strings.HasPrefix(a.Text, "@if(") {

@@ -37,6 +37,8 @@ type armRun struct {
 	heapNotes []string
 	// exited receives the first arm container to stop on its own.
 	exited chan exitEvent
+	// expected is what a correct arm lands from the dataset.
+	expected expectation
 }
 
 // armContainer is a started arm container.
@@ -91,7 +93,7 @@ func (s *Session) newRun(plan *schema.Plan, opts Options) (*armRun, error) {
 				EngineVersion: s.host.EngineVersion,
 			},
 			Cgroups: map[string]map[string]string{},
-			Dataset: record.Dataset{Version: plan.Env.Workload.Dataset},
+			Dataset: record.Dataset{Workload: plan.Workload.Name, Version: plan.Workload.DatasetVersion},
 		},
 		Variant: plan.KnobValues(),
 		Metrics: map[string]record.Metric{},
@@ -101,10 +103,7 @@ func (s *Session) newRun(plan *schema.Plan, opts Options) (*armRun, error) {
 		run.rec.Run.Cgroups[name] = raw
 	}
 	for _, c := range s.infra {
-		svc := s.env.Infra.Broker
-		if c.service == "clickhouse" {
-			svc = s.env.Infra.ClickHouse
-		}
+		svc, _ := s.env.Infra.Service(c.service)
 		run.rec.Run.Infra = append(run.rec.Run.Infra, record.Container{
 			Name: c.name, Role: c.service, Image: c.image.ref, ImageDigest: c.image.id, Recipe: c.image.recipe, Version: c.version,
 			CPUs: fmt.Sprintf("%.2f", svc.CPUs), MemoryBytes: svc.Memory, Node: c.node,
@@ -352,10 +351,10 @@ func (run *armRun) origin() (time.Time, bool) {
 // landedEarly fails a run whose arm landed rows before the window opened:
 // the window would not cover the drain, and its rate would be too high.
 func (run *armRun) landedEarly(ctx context.Context, store *chstore.Store, want uint64) error {
-	table := run.plan.Env.Workload.Database + "." + run.plan.Env.Workload.Table
+	table := run.plan.Table()
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	count, _, err := store.Counts(cctx, table)
+	count, err := store.Count(cctx, table)
 	if err != nil {
 		return fmt.Errorf("counting %s as the window opens: %w", table, err)
 	}
@@ -369,6 +368,48 @@ func (run *armRun) landedEarly(ctx context.Context, store *chstore.Store, want u
 type drainResult struct {
 	drain chstore.Drain
 	want  uint64
+	// quiesced is how long the table took to hold still after the arm
+	// stopped, and quiesceErr why it did not.
+	quiesced   time.Duration
+	quiesceErr error
+}
+
+// quiesceLimit bounds the wait for a table to hold still.
+const quiesceLimit = 30 * time.Second
+
+// quiesce waits until table's row count has not changed for hold, and
+// returns how long that took from the call; it gives up after quiesceLimit
+// (a writer that is still inserting is not the arm that was stopped).
+func quiesce(ctx context.Context, store *chstore.Store, table string, hold time.Duration) (time.Duration, error) {
+	start := time.Now()
+	if hold <= 0 {
+		return 0, nil
+	}
+	poll := min(hold/4, 250*time.Millisecond)
+	var last uint64
+	still := time.Now()
+	for first := true; ; first = false {
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		n, err := store.Count(qctx, table)
+		cancel()
+		if err != nil {
+			return time.Since(start), fmt.Errorf("waiting for %s to hold still: %w", table, err)
+		}
+		if first || n != last {
+			last, still = n, time.Now()
+		}
+		switch {
+		case time.Since(still) >= hold:
+			return time.Since(start), nil
+		case time.Since(start) > quiesceLimit:
+			return time.Since(start), fmt.Errorf("%s was still changing %v after the arm stopped (%d rows at the last count)", table, quiesceLimit, n)
+		}
+		select {
+		case <-ctx.Done():
+			return time.Since(start), ctx.Err()
+		case <-time.After(poll):
+		}
+	}
 }
 
 // drain opens the window: the sampler reads the cgroups while ClickHouse is
@@ -376,7 +417,7 @@ type drainResult struct {
 // passes, something stalls or the run is interrupted. The caps are held to
 // what was verified throughout (C6). The arm is stopped when it ends.
 func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64) (drainResult, error) {
-	r, wl := run.s.runner, run.plan.Env.Workload
+	r, wl := run.s.runner, run.plan.Workload
 	opts := []sample.Option{sample.WithPeriod(r.period()), sample.WithClock(r.clock())}
 	winStart := time.Now()
 	origin, fromStart := run.origin()
@@ -414,12 +455,13 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	stall := time.Duration(wl.StallLimit) * time.Second
 	go run.s.watchBroker(drainCtx, stall, stopDrain)
 	r.Progress.Start(progress.PhaseDrain, int64(want), "rows")
-	table := wl.Database + "." + wl.Table
+	table := run.plan.Table()
 	d, err := store.WaitDrained(drainCtx, table, want, chstore.DrainOptions{
-		Since:   origin,
-		Poll:    100 * time.Millisecond,
-		Timeout: time.Duration(wl.DrainTimeout) * time.Second,
-		Stall:   stall,
+		Identity: wl.Table.Identity,
+		Since:    origin,
+		Poll:     100 * time.Millisecond,
+		Timeout:  time.Duration(wl.DrainTimeout) * time.Second,
+		Stall:    stall,
 		Progress: func(count, distinct uint64) {
 			r.Progress.Set(int64(max(count, distinct)))
 			run.landed.OffsetsMS = append(run.landed.OffsetsMS, time.Since(winStart).Milliseconds())
@@ -451,8 +493,11 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	} else if heapErr := run.heapMismatch(); heapErr != nil {
 		planErr = &Failure{planErr.Error() + "; " + heapErr.Error()}
 	}
+	// The gates read the table once it holds still: an insert the arm
+	// sent before it stopped may still be landing.
+	res.quiesced, res.quiesceErr = quiesce(sctx, store, table, time.Duration(wl.Gates.QuiesceMS)*time.Millisecond)
 	cctx, ccancel := context.WithTimeout(sctx, 10*time.Second)
-	if count, distinct, cerr := store.Counts(cctx, table); cerr == nil {
+	if count, distinct, cerr := store.Counts(cctx, table, wl.Table.Identity); cerr == nil {
 		res.drain.Count, res.drain.Distinct = count, distinct
 		res.drain.Duplicates = count - min(count, distinct)
 		res.drain.Counted, res.drain.DistinctCounted = true, true

@@ -20,11 +20,13 @@ import (
 // Ceilings is what the infrastructure can absorb under an environment's
 // caps (C12): written by `spatec ceiling --measure`, read by every run.
 type Ceilings struct {
-	// Env, InfraDigest, Partitions and MessageBytes say what the ceilings
-	// were measured under; a run under anything else finds them stale.
+	// Env, InfraDigest, Partitions, Workload and MessageBytes (the mean
+	// size of a message) say what the ceilings were measured under; a run
+	// under anything else finds them stale.
 	Env          string `json:"env"`
 	InfraDigest  string `json:"infra_digest"`
 	Partitions   int    `json:"partitions"`
+	Workload     string `json:"workload"`
 	MessageBytes int    `json:"message_bytes"`
 	ceiling.Figures
 	// MeasuredFrom says where the measuring client ran: MeasuredInNetwork
@@ -52,9 +54,10 @@ func measuredFrom(env schema.Environment) string {
 	return MeasuredFromHost
 }
 
-// CeilingsPath is where an environment's ceilings live under a results root.
-func CeilingsPath(results, env string) string {
-	return filepath.Join(results, env, "ceilings.json")
+// CeilingsPath is where an environment's ceilings for a workload live
+// under a results root: the ingest ceiling is in the workload's rows.
+func CeilingsPath(results, env, workload string) string {
+	return filepath.Join(results, env, "ceilings", workload+".json")
 }
 
 // LoadCeilings reads a ceilings file.
@@ -73,10 +76,11 @@ func LoadCeilings(path string) (*Ceilings, error) {
 	return &c, nil
 }
 
-// Usable says why the ceilings cannot gate this plan, or nil: measured under
-// other infrastructure caps, another partition count, or a message size
-// more than 5% off is stale (C12).
-func (c *Ceilings) Usable(p *schema.Plan) error {
+// Usable says why the ceilings cannot gate this plan, whose messages are
+// messageBytes long on average, or nil: measured under other
+// infrastructure caps, another partition count, another workload, or a
+// message size more than 5% off is stale (C12).
+func (c *Ceilings) Usable(p *schema.Plan, messageBytes float64) error {
 	var why []string
 	if c.InfraDigest != p.InfraDigest() {
 		why = append(why, "they were measured under other infrastructure caps")
@@ -84,8 +88,11 @@ func (c *Ceilings) Usable(p *schema.Plan) error {
 	if c.Partitions != p.Env.Partitions {
 		why = append(why, fmt.Sprintf("they were measured at %d partitions, the plan has %d", c.Partitions, p.Env.Partitions))
 	}
-	if want := float64(p.Env.Workload.MessageBytes); math.Abs(float64(c.MessageBytes)-want) > 0.05*want {
-		why = append(why, fmt.Sprintf("they were measured at %d-byte messages, the plan's are %d (more than 5%% off)", c.MessageBytes, p.Env.Workload.MessageBytes))
+	if c.Workload != p.Workload.Name {
+		why = append(why, fmt.Sprintf("they were measured on workload %q, the plan runs %s", c.Workload, p.Workload.Name))
+	}
+	if math.Abs(float64(c.MessageBytes)-messageBytes) > 0.05*messageBytes {
+		why = append(why, fmt.Sprintf("they were measured at %d-byte messages, the plan's are %.0f (more than 5%% off)", c.MessageBytes, messageBytes))
 	}
 	if want := measuredFrom(p.Env); c.MeasuredFrom != want {
 		why = append(why, fmt.Sprintf("they were measured from %q, and %s's are measured from its %s", c.MeasuredFrom, p.Env.Name, want))
@@ -108,25 +115,29 @@ const ceilingImage = "spatec-ceiling:0.1.0"
 // services in containers on the run's network it runs the measuring client
 // in a container on that network, as an arm would reach them; for services
 // on the host, in this process.
-func (s *Session) MeasureCeilings(ctx context.Context, plan *schema.Plan) (*Ceilings, error) {
+func (s *Session) MeasureCeilings(ctx context.Context, wl schema.Workload) (*Ceilings, error) {
 	r := s.runner
-	if _, err := s.prefill(ctx, plan, plan.Env.Workload.Messages); err != nil {
+	// A plan of no arm: the environment and the workload.
+	plan := &schema.Plan{Env: s.env, Workload: wl}
+	n, err := s.prefill(ctx, plan, wl.Messages)
+	if err != nil {
 		return nil, err
 	}
-	wl := plan.Env.Workload
-	c := &Ceilings{Env: plan.Env.Name, InfraDigest: plan.InfraDigest(), Partitions: plan.Env.Partitions,
-		MessageBytes: wl.MessageBytes, MeasuredFrom: measuredFrom(plan.Env), MeasuredAt: r.now().UTC(), SpatecVersion: r.Version}
-	spec := s.corpus(plan)
+	exp, err := s.expect(ctx, plan, n)
+	if err != nil {
+		return nil, err
+	}
+	c := &Ceilings{Env: s.env.Name, InfraDigest: plan.InfraDigest(), Partitions: s.env.Partitions, Workload: wl.Name,
+		MessageBytes: int(math.Round(float64(exp.bytes) / float64(n))), MeasuredFrom: measuredFrom(s.env), MeasuredAt: r.now().UTC(), SpatecVersion: r.Version}
 
 	r.Progress.Start("ceiling", 0, "")
-	var err error
 	if c.MeasuredFrom == MeasuredInNetwork {
-		c.Figures, err = s.measureInNetwork(ctx, plan)
+		c.Figures, err = s.measureInNetwork(ctx, plan, n)
 	} else {
 		c.Figures, err = ceiling.Measure(ctx, ceiling.Target{
-			Brokers: []string{s.hostAddrs["broker"]}, ClickHouse: s.hostAddrs["clickhouse"],
-			User: plan.Env.Endpoints.ClickHouseUser, Password: plan.Env.Endpoints.ClickHousePassword,
-			Database: wl.Database, Topic: wl.Topic, Spec: spec,
+			Brokers: []string{s.hostAddrs[schema.ServiceBroker]}, ClickHouse: s.hostAddrs[schema.ServiceClickHouse],
+			User: s.env.Endpoints.ClickHouseUser, Password: s.env.Endpoints.ClickHousePassword,
+			Database: s.env.Endpoints.Database, Workload: wl, Messages: n,
 		}, r.Progress.Printf)
 	}
 	if err != nil {
@@ -139,14 +150,17 @@ func (s *Session) MeasureCeilings(ctx context.Context, plan *schema.Plan) (*Ceil
 
 // measureInNetwork runs cmd/spatec-ceiling in a container on the run's
 // network and reads its figures, relaying what it says as it goes.
-func (s *Session) measureInNetwork(ctx context.Context, plan *schema.Plan) (ceiling.Figures, error) {
+func (s *Session) measureInNetwork(ctx context.Context, plan *schema.Plan, messages int64) (ceiling.Figures, error) {
 	r := s.runner
 	var f ceiling.Figures
 	img, err := s.ensureImage(ctx, ceilingImage, "", &schema.Build{Program: "./cmd/spatec-ceiling"})
 	if err != nil {
 		return f, err
 	}
-	wl, spec := plan.Env.Workload, s.corpus(plan)
+	workload, err := json.Marshal(plan.Workload)
+	if err != nil {
+		return f, err
+	}
 	name := "spatec-ceiling-" + s.id[len(s.id)-12:]
 	r.Progress.Printf("measuring the ceilings from container %s on network %s", name, s.network)
 	code, out, err := r.Engine.RunOnce(ctx, engine.ContainerSpec{
@@ -155,9 +169,8 @@ func (s *Session) measureInNetwork(ctx context.Context, plan *schema.Plan) (ceil
 		Args: []string{
 			"-brokers", plan.Env.Endpoints.Brokers, "-clickhouse", plan.Env.Endpoints.ClickHouse,
 			"-user", plan.Env.Endpoints.ClickHouseUser, "-password", plan.Env.Endpoints.ClickHousePassword,
-			"-database", wl.Database, "-topic", wl.Topic, "-dataset", spec.Dataset,
-			"-messages", strconv.FormatInt(spec.Messages, 10), "-events-per-message", strconv.Itoa(spec.EventsPerMessage),
-			"-message-bytes", strconv.Itoa(spec.MessageBytes),
+			"-database", plan.Env.Endpoints.Database, "-workload", string(workload),
+			"-messages", strconv.FormatInt(messages, 10),
 		},
 		Labels:      s.labels(LabelRun, s.id, LabelRole, "ceiling"),
 		NetworkMode: s.network,

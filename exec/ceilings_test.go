@@ -16,9 +16,9 @@ import (
 func freshCeilings(p *schema.Plan) *Ceilings {
 	c := &Ceilings{
 		Env: p.Env.Name, InfraDigest: p.InfraDigest(), Partitions: p.Env.Partitions,
-		MessageBytes: p.Env.Workload.MessageBytes, MeasuredFrom: measuredFrom(p.Env),
+		Workload: p.Workload.Name, MessageBytes: p.Workload.Generator.MessageBytes, MeasuredFrom: measuredFrom(p.Env),
 	}
-	c.Broker.MessagesPerSec, c.Broker.BytesPerSec = 100_000, 100_000*float64(p.Env.Workload.MessageBytes)
+	c.Broker.MessagesPerSec, c.Broker.BytesPerSec = 100_000, 100_000*float64(p.Workload.Generator.MessageBytes)
 	c.ClickHouse.RowsPerSec = 200_000
 	return c
 }
@@ -26,7 +26,7 @@ func freshCeilings(p *schema.Plan) *Ceilings {
 func TestCeilingsUsable(t *testing.T) {
 	plan := func() *schema.Plan {
 		p := burnPlan(holdEnv(), "burn", 0.5, 64*mib)
-		p.Env.Workload.MessageBytes = 200
+		p.Workload.Generator.MessageBytes = 200
 		return p
 	}
 	for _, tc := range []struct {
@@ -70,7 +70,7 @@ func TestCeilingsUsable(t *testing.T) {
 			if tc.adjust != nil {
 				tc.adjust(p, c)
 			}
-			err := c.Usable(p)
+			err := c.Usable(p, float64(p.Workload.Generator.MessageBytes))
 			if len(tc.stale) == 0 {
 				if err != nil {
 					t.Fatalf("Usable: %v; want usable", err)
@@ -94,9 +94,10 @@ func TestCeilingsWriteLoad(t *testing.T) {
 	c := freshCeilings(p)
 	c.MeasuredAt = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	c.ClickHouse.Levels = []chstore.IngestLevel{{Concurrency: 2, RowsPerSec: 200_000}}
-	path := CeilingsPath(t.TempDir(), p.Env.Name)
-	if filepath.Base(path) != "ceilings.json" || filepath.Base(filepath.Dir(path)) != p.Env.Name {
-		t.Errorf("CeilingsPath = %s; want <results>/%s/ceilings.json", path, p.Env.Name)
+	root := t.TempDir()
+	path := CeilingsPath(root, p.Env.Name, p.Workload.Name)
+	if want := filepath.Join(root, p.Env.Name, "ceilings", p.Workload.Name+".json"); path != want {
+		t.Errorf("CeilingsPath = %s; want %s", path, want)
 	}
 	if _, err := LoadCeilings(path); err == nil || !strings.Contains(err.Error(), "spatec ceiling --measure") {
 		t.Errorf("LoadCeilings of a missing file: %v; want how to measure them", err)
@@ -112,7 +113,7 @@ func TestCeilingsWriteLoad(t *testing.T) {
 		!got.MeasuredAt.Equal(c.MeasuredAt) || len(got.ClickHouse.Levels) != 1 {
 		t.Errorf("read back %+v; wrote %+v", got, c)
 	}
-	if err := got.Usable(p); err != nil {
+	if err := got.Usable(p, float64(p.Workload.Generator.MessageBytes)); err != nil {
 		t.Errorf("ceilings read back are not usable: %v", err)
 	}
 }
@@ -126,13 +127,13 @@ func TestGateStaleAndFreshCeilings(t *testing.T) {
 		return &armRun{plan: p, rec: record.Record{
 			Run:     record.Run{Dataset: record.Dataset{Messages: n, ExpectedRows: n}},
 			Metrics: map[string]record.Metric{}, Flags: []string{},
-		}}
+		}, expected: expectation{bytes: n * 200}}
 	}
 	// A 2 s drain of n rows of 200 bytes: 10 000 rows/s and msg/s.
 	drained := drainResult{want: n, drain: chstore.Drain{Want: n, Counted: true, DistinctCounted: true, Count: n, Distinct: n, Elapsed: 2 * time.Second}}
 	plan := func() *schema.Plan {
 		p := burnPlan(holdEnv(), "burn", 0.5, 64*mib)
-		p.Env.Workload.MessageBytes = 200
+		p.Workload.Generator.MessageBytes = 200
 		return p
 	}
 	write := func(t *testing.T, c *Ceilings) string {

@@ -49,7 +49,7 @@ func TestDrainReferenceArm(t *testing.T) {
 	results := t.TempDir()
 	cleanupLabel(t, eng, LabelEntrant, plan.Entrant.Name)
 
-	want := float64(env.Workload.Messages) * float64(env.Workload.EventsPerMessage)
+	want := float64(env.Workloads[jsonRows].Rows())
 	for rep := 1; rep <= 2; rep++ {
 		res, err := s.Run(ctx, plan, Options{Rep: rep, Reps: 2, Results: results, Ceilings: filepath.Join(results, "no-ceilings.json")})
 		if err != nil {
@@ -85,7 +85,7 @@ func TestDrainReferenceArm(t *testing.T) {
 			t.Errorf("rep %d: rows_per_s %v, cores_used %v, peak_anon_bytes %v; a drain that landed rows used CPU and memory",
 				rep, m[record.RowsPerS].Value, m[record.CoresUsed].Value, m[record.PeakAnonBytes].Value)
 		}
-		if rec.Run.Dataset.Messages != env.Workload.Messages || rec.Run.Dataset.ExpectedRows != int64(want) {
+		if rec.Run.Dataset.Messages != env.Workloads[jsonRows].Messages || rec.Run.Dataset.ExpectedRows != int64(want) {
 			t.Errorf("rep %d: run.dataset = %+v", rep, rec.Run.Dataset)
 		}
 		if rec.SUT.Version != "0.1.0" || len(rec.SUT.Containers) != 1 || rec.SUT.Containers[0].ImageDigest == "" {

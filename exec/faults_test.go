@@ -25,7 +25,7 @@ func TestDrainFaults(t *testing.T) {
 	s, env, e := drainSession(t, watch, "")
 	burntest.Image(t, e)
 	results := t.TempDir()
-	n := env.Workload.Messages * int64(env.Workload.EventsPerMessage)
+	n := env.Workloads[jsonRows].Rows()
 
 	// run runs a burn arm with args under plan's workload as adjusted by
 	// adjust, on ctx, and checks that nothing of it is left.
@@ -96,7 +96,7 @@ func TestDrainFaults(t *testing.T) {
 
 	t.Run("drain timeout", func(t *testing.T) {
 		ctx, _ := testContext(t, 60*time.Second)
-		res, err := run(t, ctx, func(p *schema.Plan) { p.Env.Workload.DrainTimeout = 3 })
+		res, err := run(t, ctx, func(p *schema.Plan) { p.Workload.DrainTimeout = 3 })
 		f := failed(t, res, err)
 		for _, want := range []string{"C13", "timed out after 3s", fmt.Sprintf("0 distinct rows of %d landed (0 in all)", n)} {
 			if !strings.Contains(f.Reason, want) {
@@ -110,15 +110,16 @@ func TestDrainFaults(t *testing.T) {
 
 	t.Run("topic depth does not match", func(t *testing.T) {
 		ctx, _ := testContext(t, 60*time.Second)
-		more := env.Workload.Messages + 1000
+		wl := env.Workloads[jsonRows]
+		more := wl.Messages + 1000
 		res, err := run(t, ctx, func(p *schema.Plan) {
-			p.Env.Workload.Messages, p.Env.Workload.Rows = more, more
+			p.Workload.Messages = more
 		})
 		var ref *Refusal
 		if !errors.As(err, &ref) {
 			t.Fatalf("Run returned %s; want a *Refusal", describe(err))
 		}
-		for _, want := range []string{env.Workload.Topic, fmt.Sprintf("holds %d messages", env.Workload.Messages), fmt.Sprintf("the plan expects %d", more)} {
+		for _, want := range []string{wl.Topic, fmt.Sprintf("holds %d messages", wl.Messages), fmt.Sprintf("the plan expects %d", more)} {
 			if !strings.Contains(ref.Reason, want) {
 				t.Errorf("refusal %q does not contain %q", ref.Reason, want)
 			}
@@ -176,7 +177,7 @@ func TestClickHouseLostMidDrain(t *testing.T) {
 	if !strings.Contains(f.Reason, "watching ClickHouse during the drain") || strings.Contains(f.Reason, "timed out") {
 		t.Errorf("failure %q; want the lost server named, not a timeout", f.Reason)
 	}
-	if !strings.Contains(f.Reason, fmt.Sprintf("of %d landed", env.Workload.Messages)) {
+	if !strings.Contains(f.Reason, fmt.Sprintf("of %d landed", env.Workloads[jsonRows].Messages)) {
 		t.Errorf("failure %q does not give the counts", f.Reason)
 	}
 	recs := logLines(t, results)

@@ -18,9 +18,10 @@ import (
 // gate alone: no engine, no broker.
 func gateRun(t *testing.T) (*armRun, *schema.Plan) {
 	t.Helper()
-	plan := &schema.Plan{Env: schema.Environment{Name: "gate", Partitions: 4,
-		Workload: schema.Workload{Dataset: "corpus-v1", Messages: 100_000, EventsPerMessage: 1, MessageBytes: 256}}}
-	run := &armRun{plan: plan, rec: record.Record{Metrics: map[string]record.Metric{}, Flags: []string{}}}
+	plan := &schema.Plan{Env: schema.Environment{Name: "gate", Partitions: 4},
+		Workload: schema.Workload{Name: "json-rows", Messages: 100_000, RowsPerMessage: 1, Generator: schema.Generator{Kind: "json-rows", MessageBytes: 256}}}
+	run := &armRun{plan: plan, rec: record.Record{Metrics: map[string]record.Metric{}, Flags: []string{}},
+		expected: expectation{bytes: 100_000 * 256}}
 	run.rec.Run.Dataset.Messages = 100_000
 	run.summary = sample.Summary{Period: 100 * time.Millisecond}
 	return run, plan
@@ -28,7 +29,7 @@ func gateRun(t *testing.T) (*armRun, *schema.Plan) {
 
 func writeCeilings(t *testing.T, plan *schema.Plan, msgs, rows float64) string {
 	t.Helper()
-	c := Ceilings{Env: plan.Env.Name, InfraDigest: plan.InfraDigest(), Partitions: plan.Env.Partitions, MessageBytes: 256, MeasuredFrom: MeasuredFromHost}
+	c := Ceilings{Env: plan.Env.Name, InfraDigest: plan.InfraDigest(), Partitions: plan.Env.Partitions, Workload: plan.Workload.Name, MessageBytes: 256, MeasuredFrom: MeasuredFromHost}
 	c.Broker.MessagesPerSec, c.Broker.BytesPerSec = msgs, msgs*256
 	c.ClickHouse.RowsPerSec = rows
 	path := filepath.Join(t.TempDir(), "ceilings.json")

@@ -1,13 +1,16 @@
 package exec
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"spatec.dev/spatec/exec/chstore"
 	"spatec.dev/spatec/exec/record"
 )
 
@@ -57,16 +60,16 @@ func (run *armRun) metrics(res drainResult) {
 	put(record.WindowSeconds, window, "s", false)
 	run.rec.Run.Window = record.Window{SamplerPeriodS: sum.Period.Seconds(), DurationS: window}
 	if window > 0 && d.DistinctCounted && d.Distinct >= res.want {
-		wl := run.plan.Env.Workload
 		msgs := float64(run.rec.Run.Dataset.Messages)
 		put(record.RowsPerS, float64(res.want)/window, "rows/s", true)
 		put(record.MsgsPerS, msgs/window, "msg/s", true)
-		put(record.BytesPerS, msgs*float64(wl.MessageBytes)/window, "bytes/s", true)
+		put(record.BytesPerS, float64(run.expected.bytes)/window, "bytes/s", true)
 	}
 }
 
-// gate applies completeness (C13) and the ceilings (C12) to a finished
-// drain, and says the record's status through the error it returns.
+// gate records what the window measured, and applies completeness (C13)
+// and the ceilings (C12) to a finished drain whose correctness gates
+// passed; it says the record's status through the error it returns.
 func (run *armRun) gate(res drainResult, ceilingsPath string) error {
 	run.metrics(res)
 	if !res.drain.DistinctCounted || res.drain.Distinct < res.want {
@@ -74,7 +77,7 @@ func (run *armRun) gate(res drainResult, ceilingsPath string) error {
 	}
 	c, err := LoadCeilings(ceilingsPath)
 	if err == nil {
-		err = c.Usable(run.plan)
+		err = c.Usable(run.plan, float64(run.expected.bytes)/float64(max(run.rec.Run.Dataset.Messages, 1)))
 	}
 	if err != nil {
 		run.rec.Flags = appendOnce(run.rec.Flags, record.FlagHeadroomUnproven)
@@ -148,4 +151,91 @@ func appendOnce(list []string, s string) []string {
 		}
 	}
 	return append(list, s)
+}
+
+// rowsPerQuery bounds the rows one checksum query reads over distinct
+// rows: the server holds them all at once.
+const rowsPerQuery = 2_000_000
+
+// correct applies the correctness gates to the quiesced table, in order,
+// each recorded with what it expected and what it found: loss (the
+// distinct identities are the rows the dataset yields, C13), checksum
+// (every sum over the distinct rows is the generator's closed form) and
+// duplicates (every duplicate is an exact copy of its row; how many there
+// are is a metric, never a failure). A gate that fails ends the judging:
+// what follows it would report its consequences.
+func (run *armRun) correct(ctx context.Context, store *chstore.Store, res drainResult) error {
+	d, want := res.drain, res.want
+	loss := record.Gate{Name: record.GateLoss, Expected: map[string]string{"distinct_rows": strconv.FormatUint(want, 10)}, Found: map[string]string{}}
+	if d.DistinctCounted {
+		loss.Found["distinct_rows"] = strconv.FormatUint(d.Distinct, 10)
+	}
+	loss.Passed = d.DistinctCounted && d.Distinct == want
+	if !loss.Passed {
+		loss.Note = "C13: " + landed(d, want)
+		run.rec.Gates = append(run.rec.Gates, loss)
+		return &Failure{loss.Note}
+	}
+	run.rec.Gates = append(run.rec.Gates, loss)
+	if res.quiesceErr != nil {
+		return &Failure{fmt.Sprintf("the gates could not read the table: %v", res.quiesceErr)}
+	}
+
+	wl := run.plan.Workload
+	names := slices.Sorted(maps.Keys(wl.Checksum))
+	var sums []chstore.SumSpec
+	for _, n := range names {
+		sums = append(sums, chstore.SumSpec{Name: n, SQL: wl.Checksum[n].SQL, Fingerprint: wl.Checksum[n].Kind == "fingerprint"})
+	}
+	messages := run.rec.Run.Dataset.Messages
+	opts := chstore.ChecksumOptions{Identity: wl.Table.Identity, Message: wl.Table.Message, Messages: messages, PerQuery: messages, Distinct: d.Duplicates > 0}
+	if opts.Distinct {
+		opts.PerQuery = max(rowsPerQuery/int64(max(wl.RowsPerMessage, 1)), 1)
+	}
+	qctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	got, err := store.Checksum(qctx, run.plan.Table(), sums, opts)
+	cancel()
+	sum := record.Gate{Name: record.GateChecksum, Expected: map[string]string{}, Found: map[string]string{}}
+	if err != nil {
+		sum.Note = fmt.Sprintf("the checksum could not be read: %v", err)
+		run.rec.Gates = append(run.rec.Gates, sum)
+		return &Failure{sum.Note}
+	}
+	run.s.runner.logf("checksum of %s over %d rows: %d queries in %v", run.plan.Table(), got.Rows, got.Queries, got.Elapsed.Round(time.Millisecond))
+	var wrong []string
+	for _, n := range names {
+		exp := run.expected.Sums[n]
+		sum.Expected[n], sum.Found[n] = exp.String(), got.Sums[n].String()
+		if got.Sums[n].Cmp(exp) != 0 {
+			wrong = append(wrong, fmt.Sprintf("%s is %s on the sink; the closed form for %d messages is %s (it checks %s)", n, got.Sums[n], messages, exp, wl.Checksum[n].Doc))
+		}
+	}
+	dup := record.Gate{Name: record.GateDuplicates, Passed: true,
+		Expected: map[string]string{"distinct_copies": strconv.FormatUint(d.Distinct, 10)},
+		Found:    map[string]string{"duplicate_rows": strconv.FormatUint(d.Duplicates, 10), "distinct_copies": strconv.FormatUint(d.Distinct, 10)}}
+	if opts.Distinct {
+		// Rows whose identity and summed values are both the same are one
+		// copy; two copies of a row that disagree are two.
+		dup.Found["distinct_copies"] = strconv.FormatUint(got.Rows, 10)
+		dup.Passed = got.Rows == d.Distinct
+		if !dup.Passed {
+			dup.Note = fmt.Sprintf("duplicates: %d rows are copies of %d distinct rows, but %d of those copies disagree with another copy of their row: the arm wrote one row two ways",
+				d.Duplicates, d.Distinct, got.Rows-d.Distinct)
+		}
+	}
+	sum.Passed = len(wrong) == 0
+	if !dup.Passed {
+		// The copies that disagree are the cause; the sums they move are
+		// its consequence.
+		sum.Passed, sum.Note = false, "the sums are over copies that disagree: see the duplicates gate"
+		run.rec.Gates = append(run.rec.Gates, dup, sum)
+		return &Failure{dup.Note}
+	}
+	if !sum.Passed {
+		sum.Note = "checksum: " + strings.Join(wrong, "; ")
+		run.rec.Gates = append(run.rec.Gates, sum, dup)
+		return &Failure{sum.Note}
+	}
+	run.rec.Gates = append(run.rec.Gates, sum, dup)
+	return nil
 }

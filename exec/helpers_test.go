@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -15,12 +16,14 @@ import (
 
 	"github.com/google/uuid"
 
+	"spatec.dev/spatec/compiler"
 	"spatec.dev/spatec/exec/burn/burntest"
 	"spatec.dev/spatec/exec/chstore"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/progress"
 	"spatec.dev/spatec/internal/testenv"
 	"spatec.dev/spatec/schema"
+	"spatec.dev/spatec/workloads"
 )
 
 const mib = int64(1) << 20
@@ -100,7 +103,6 @@ func repoRoot(t testing.TB) string {
 // embedded broker on a free port, the host's ClickHouse (chAddr) in a
 // database of the test's own.
 func testEnv(brokerAddr, chAddr, database string) schema.Environment {
-	table := "events"
 	return schema.Environment{
 		Name:        "local",
 		Class:       "fixture",
@@ -120,20 +122,52 @@ func testEnv(brokerAddr, chAddr, database string) schema.Environment {
 		},
 		Envelope:  schema.Resources{CPUs: 1, Memory: 1 << 30},
 		Network:   "host",
-		Endpoints: schema.Endpoints{Brokers: brokerAddr, ClickHouse: chAddr},
-		Workload: schema.Workload{
-			Dataset:          "corpus-v1",
-			Topic:            "spatec-events",
-			Messages:         testMessages,
-			EventsPerMessage: 1,
-			MessageBytes:     testMessageBytes,
-			Rows:             testMessages,
-			Database:         database,
-			Table:            table,
-			DDL:              chstore.DefaultDDL(database + "." + table),
-			DrainTimeout:     60,
-		},
+		Endpoints: schema.Endpoints{Brokers: brokerAddr, ClickHouse: chAddr, Database: database},
+		Workloads: map[string]schema.Workload{jsonRows: testWorkload()},
 	}
+}
+
+// jsonRows is the workload the executor's tests run.
+const jsonRows = "json-rows"
+
+// treeWorkload is the json-rows workload of the tree, as envs/local hosts
+// it, read once.
+var treeWorkload = sync.OnceValues(func() (schema.Workload, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return schema.Workload{}, err
+	}
+	for ; !fileExists(filepath.Join(dir, "cue.mod")); dir = filepath.Dir(dir) {
+		if dir == filepath.Dir(dir) {
+			return schema.Workload{}, errors.New("no cue.mod above the test's directory")
+		}
+	}
+	t, err := compiler.Load(compiler.Options{Dir: dir})
+	if err != nil {
+		return schema.Workload{}, err
+	}
+	return t.HostedWorkload("local", jsonRows)
+})
+
+// testWorkload is the tree's json-rows workload at the tests' size:
+// testMessages messages of testMessageBytes bytes, drained within 60 s.
+func testWorkload() schema.Workload {
+	wl, err := treeWorkload()
+	if err != nil {
+		panic(fmt.Sprintf("reading the tree's json-rows workload: %v", err))
+	}
+	wl.Messages = testMessages
+	wl.Generator.MessageBytes = testMessageBytes
+	wl.DrainTimeout = 60
+	if wl.DatasetVersion, err = workloads.Version(wl); err != nil {
+		panic(err)
+	}
+	return wl
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // holdEnv is an environment for hold runs, which start no infrastructure.
@@ -151,8 +185,9 @@ func entrantName(prefix string) string {
 // burn test program with args, under cpus and memory (no swap).
 func burnPlan(env schema.Environment, entrant string, cpus float64, memory int64, args ...string) *schema.Plan {
 	return &schema.Plan{
-		Env:     env,
-		Variant: "default",
+		Env:      env,
+		Workload: env.Workloads[jsonRows],
+		Variant:  "default",
 		Entrant: schema.Entrant{
 			Name:        entrant,
 			Description: "the burn test program",
@@ -180,10 +215,11 @@ func burnPlan(env schema.Environment, entrant string, cpus float64, memory int64
 // referencePlan is the reference entrant of envs/local against env: the
 // executor builds its image from ./cmd/spatec-reference.
 func referencePlan(env schema.Environment, entrant string) *schema.Plan {
-	wl := env.Workload
+	wl := env.Workloads[jsonRows]
 	return &schema.Plan{
-		Env:     env,
-		Variant: "default",
+		Env:      env,
+		Workload: wl,
+		Variant:  "default",
 		Entrant: schema.Entrant{
 			Name:        entrant,
 			Description: "spatec's Go reference consumer",
@@ -211,7 +247,7 @@ func referencePlan(env schema.Environment, entrant string) *schema.Plan {
 						"SPATEC_TOPIC":      wl.Topic,
 						"SPATEC_GROUP":      "spatec-reference",
 						"SPATEC_CLICKHOUSE": env.Endpoints.ClickHouse,
-						"SPATEC_TABLE":      wl.Database + "." + wl.Table,
+						"SPATEC_TABLE":      env.Endpoints.Database + "." + wl.Table.Name,
 						"SPATEC_CONSUMERS":  strconv.Itoa(env.Partitions),
 						"SPATEC_BATCH_ROWS": "20000",
 					},

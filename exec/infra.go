@@ -12,14 +12,16 @@ import (
 	"spatec.dev/spatec/exec/broker"
 	"spatec.dev/spatec/exec/chstore"
 	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/registry"
 	"spatec.dev/spatec/schema"
 )
 
-// This file is the session's infrastructure: the broker and ClickHouse
-// brought up as the environment declares them, waited for, reached at their
-// address, and watched while the arms run.
+// This file is the session's infrastructure: the broker, ClickHouse and a
+// schema registry of its own, where the environment has one, brought up as
+// the environment declares them, waited for, reached at their address, and
+// watched while the arms run.
 
-// up starts the broker and ClickHouse as the environment declares them.
+// up starts the infrastructure as the environment declares it.
 func (s *Session) up(ctx context.Context) error {
 	r := s.runner
 	if s.env.Network == "bridge" {
@@ -28,45 +30,76 @@ func (s *Session) up(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, svc := range []struct {
-		key string
-		svc schema.Service
-	}{{"broker", s.env.Infra.Broker}, {"clickhouse", s.env.Infra.ClickHouse}} {
-		switch svc.svc.Run {
+	for _, ks := range s.env.Infra.Keyed() {
+		key, svc := ks.Key, ks.Service
+		switch svc.Run {
 		case "container":
-			if err := s.startInfra(ctx, svc.key, svc.svc); err != nil {
+			if err := s.startInfra(ctx, key, svc); err != nil {
 				return err
 			}
 		case "embedded":
-			if svc.key != "broker" {
-				return fmt.Errorf("%s cannot run embedded; only the broker can", svc.key)
+			if key != schema.ServiceBroker {
+				return fmt.Errorf("%s cannot run embedded; only the broker can", key)
 			}
-			port, err := portOf(svc.svc.HostAddr)
+			port, err := portOf(svc.HostAddr)
 			if err != nil {
 				return err
 			}
 			if s.embedded, err = broker.StartEmbedded(ctx, s.env.Partitions, broker.WithPorts(port)); err != nil {
 				return err
 			}
-			s.hostAddrs[svc.key] = svc.svc.HostAddr
+			s.hostAddrs[key] = svc.HostAddr
 		case "external":
-			s.hostAddrs[svc.key] = svc.svc.HostAddr
+			s.hostAddrs[key] = svc.HostAddr
 		}
 		r.Progress.Add(1)
 	}
 	var err error
-	if s.broker, err = broker.NewClient([]string{s.hostAddrs["broker"]}); err != nil {
-		return fmt.Errorf("connecting to the broker at %s: %w", s.hostAddrs["broker"], err)
+	if s.broker, err = broker.NewClient([]string{s.hostAddrs[schema.ServiceBroker]}); err != nil {
+		return fmt.Errorf("connecting to the broker at %s: %w", s.hostAddrs[schema.ServiceBroker], err)
 	}
-	if err := s.ready(ctx, "broker", s.broker.Ping); err != nil {
+	if err := s.ready(ctx, schema.ServiceBroker, s.broker.Ping); err != nil {
 		return err
 	}
-	wl := s.env.Workload
-	return s.ready(ctx, "clickhouse", func(ctx context.Context) error {
+	err = s.ready(ctx, schema.ServiceClickHouse, func(ctx context.Context) error {
 		ch := s.env.Infra.ClickHouse
-		s.store, err = chstore.Open(ctx, s.hostAddrs["clickhouse"], wl.Database, ch.User, ch.Password)
+		s.store, err = chstore.Open(ctx, s.hostAddrs[schema.ServiceClickHouse], s.env.Endpoints.Database, ch.User, ch.Password)
 		return err
 	})
+	if err != nil || s.env.Infra.Registry == nil {
+		return err
+	}
+	url, err := s.registryURL()
+	if err != nil {
+		return err
+	}
+	return s.ready(ctx, schema.ServiceRegistry, func(ctx context.Context) error { return registry.Ping(ctx, url) })
+}
+
+// registryURL is the base of the schema registry's Confluent API as
+// spatec reaches it: the registry service's, or the broker's built-in one
+// at its published port (or at its own address on the run's network).
+func (s *Session) registryURL() (string, error) {
+	if reg := s.env.Infra.Registry; reg != nil {
+		addr, ok := s.hostAddrs[schema.ServiceRegistry]
+		if !ok {
+			return "", fmt.Errorf("the schema registry %s has no address spatec reaches", reg.Name)
+		}
+		return "http://" + addr + reg.Path, nil
+	}
+	b := s.env.Infra.Broker
+	if b.SchemaRegistry == nil {
+		return "", fmt.Errorf("%s declares no schema registry: neither infra.registry nor a broker with schemaRegistry", s.env.Name)
+	}
+	host, _, err := net.SplitHostPort(s.hostAddrs[schema.ServiceBroker])
+	if err != nil {
+		return "", fmt.Errorf("the broker's address %q: %w", s.hostAddrs[schema.ServiceBroker], err)
+	}
+	port := b.SchemaRegistry.Port
+	if b.HostAddr != "" {
+		port = b.SchemaRegistry.HostPort
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(port)), nil
 }
 
 // defaultInfraTimeout is how long a service started in a container has to
@@ -144,12 +177,10 @@ func (s *Session) healthy(ctx context.Context, key string, c *infraContainer) er
 	return fmt.Errorf("its health check `%s` is %q; %s", strings.Join(svc.Health.Command, " "), info.Health, why)
 }
 
-// service is the environment's declaration of the broker or ClickHouse.
+// service is the environment's declaration of a service.
 func (s *Session) service(key string) schema.Service {
-	if key == "clickhouse" {
-		return s.env.Infra.ClickHouse
-	}
-	return s.env.Infra.Broker
+	svc, _ := s.env.Infra.Service(key)
+	return svc
 }
 
 // infraOf is the container a service runs in, or nil when spatec did not
@@ -298,7 +329,7 @@ func (s *Session) watchBroker(ctx context.Context, stall time.Duration, stop con
 			answered = time.Now()
 		case time.Since(answered) > stall:
 			stop(&Failure{fmt.Sprintf("the drain stalled: the broker at %s answered nothing for %v (stall limit %v; each request may take %v): %v",
-				s.hostAddrs["broker"], time.Since(answered).Round(100*time.Millisecond), stall, deadline, err)})
+				s.hostAddrs[schema.ServiceBroker], time.Since(answered).Round(100*time.Millisecond), stall, deadline, err)})
 			return
 		}
 	}

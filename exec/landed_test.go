@@ -16,19 +16,19 @@ func TestRowsLandedBeforeTheWindow(t *testing.T) {
 	requireClickHouse(t)
 	env := testEnv("127.0.0.1:1", clickhouseAddr(), testDatabase(t))
 	ctx, _ := testContext(t, 30*time.Second)
-	store, err := chstore.Open(ctx, clickhouseAddr(), env.Workload.Database, "default", "")
+	store, err := chstore.Open(ctx, clickhouseAddr(), env.Endpoints.Database, "default", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	if err := store.Exec(ctx, env.Workload.DDL); err != nil {
+	if err := store.Exec(ctx, env.Workloads[jsonRows].Table.DDL); err != nil {
 		t.Fatal(err)
 	}
-	run := &armRun{plan: &schema.Plan{Env: env}}
+	run := &armRun{plan: &schema.Plan{Env: env, Workload: env.Workloads[jsonRows]}}
 	if err := run.landedEarly(ctx, store, 200); err != nil {
 		t.Fatalf("an empty table: %v", err)
 	}
-	table := env.Workload.Database + "." + env.Workload.Table
+	table := run.plan.Table()
 	if err := store.Exec(ctx, "INSERT INTO "+table+" (id) SELECT number FROM system.numbers LIMIT 3"); err != nil {
 		t.Fatal(err)
 	}

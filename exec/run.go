@@ -253,13 +253,19 @@ func (s *Session) execute(ctx context.Context, run *armRun, opts Options) error 
 	// table as a drain, so a consumer has something to read and somewhere
 	// to write.
 	if opts.Hold <= 0 || s.broker != nil {
-		// The dataset, and N fixed from the broker before the arm starts (C13).
+		// The dataset, and N fixed from the broker before the arm starts
+		// (C13): the rows its messages yield, in closed form.
 		n, err := s.prefill(ctx, plan, opts.Messages)
 		if err != nil {
 			return err
 		}
-		want = uint64(n) * uint64(plan.Env.Workload.EventsPerMessage)
-		run.rec.Run.Dataset = record.Dataset{Version: plan.Env.Workload.Dataset, Messages: n, ExpectedRows: int64(want)}
+		if run.expected, err = s.expect(ctx, plan, n); err != nil {
+			return err
+		}
+		want = run.expected.Rows
+		wl := plan.Workload
+		run.rec.Run.Dataset = record.Dataset{Workload: wl.Name, Version: wl.DatasetVersion, Messages: n,
+			ExpectedRows: int64(want), Bytes: int64(run.expected.bytes)}
 		if store, err = s.prepareTable(ctx, plan); err != nil {
 			return err
 		}
@@ -279,9 +285,14 @@ func (s *Session) execute(ctx context.Context, run *armRun, opts Options) error 
 		return err
 	}
 
-	// Gates: completeness (C13), then the ceilings (C12).
+	// Gates: completeness (C13), the checksum and the duplicates, then
+	// the ceilings (C12).
 	r.Progress.Start(progress.PhaseGates, 0, "")
 	defer r.Progress.End()
+	if err := run.correct(ctx, store, drain); err != nil {
+		run.metrics(drain)
+		return err
+	}
 	return run.gate(drain, opts.Ceilings)
 }
 

@@ -11,12 +11,14 @@ import (
 	"spatec.dev/spatec/exec/broker"
 	"spatec.dev/spatec/exec/cgroup"
 	"spatec.dev/spatec/exec/chstore"
-	"spatec.dev/spatec/workloads/json-rows"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/hostlock"
 	"spatec.dev/spatec/exec/progress"
 	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/exec/registry"
 	"spatec.dev/spatec/schema"
+	"spatec.dev/spatec/workloads"
+	"spatec.dev/spatec/workloads/checksum"
 )
 
 // Session is the infrastructure of one environment, up for the length of
@@ -36,7 +38,11 @@ type Session struct {
 	infraCgroups map[string]map[string]string
 	infra        []infraContainer
 	network      string
-	tableReady   bool
+	// tableReady holds the tables made this session, from their DDL.
+	tableReady map[string]bool
+	// expected holds the expectations computed this session, by dataset
+	// version and size.
+	expected map[string]expectation
 	// images holds every image the session made sure of, by reference.
 	images map[string]image
 	// hostAddrs are the addresses spatec reaches the services at, by
@@ -97,7 +103,8 @@ func (r *Runner) Open(ctx context.Context, env schema.Environment, bare bool, pl
 		return nil, err
 	}
 	s := &Session{runner: r, env: env, id: id, infraCgroups: map[string]map[string]string{},
-		images: map[string]image{}, hostAddrs: map[string]string{}, infraExits: make(chan exitEvent, 2)}
+		images: map[string]image{}, hostAddrs: map[string]string{}, infraExits: make(chan exitEvent, 3),
+		tableReady: map[string]bool{}, expected: map[string]expectation{}}
 	s.watching, s.stopWatch = context.WithCancel(context.WithoutCancel(ctx))
 	if s.process, err = processID(os.Getpid()); err != nil {
 		return nil, err
@@ -136,7 +143,7 @@ func (s *Session) open(ctx context.Context, bare bool, plans []*schema.Plan) err
 	if bare {
 		return nil
 	}
-	r.Progress.Start(progress.PhaseInfra, 2, "services")
+	r.Progress.Start(progress.PhaseInfra, int64(len(s.env.Infra.Keyed())), "services")
 	if err := s.up(ctx); err != nil {
 		r.Progress.Fail(err)
 		return err
@@ -329,28 +336,45 @@ func (s *Session) checkHost(ctx context.Context, plan *schema.Plan) error {
 }
 
 // prefill makes the topic hold the plan's dataset, producing it only when
-// the topic is empty, and returns the broker's own message count: the N the
-// drain must land (C13). messages, when positive, asks for the first that
-// many messages of the dataset instead (a study's scale check): a topic
-// holding another part of it is made again.
+// the topic is empty, and returns the broker's own message count: the N
+// the drain's expectation is computed for (C13). An avro-confluent
+// workload's schema is registered first, and its messages carry the id the
+// registry gives it. messages, when positive, asks for the first that many
+// messages of the dataset instead (a study's scale check): a topic holding
+// another part of it is made again.
 func (s *Session) prefill(ctx context.Context, plan *schema.Plan, messages int64) (int64, error) {
 	r := s.runner
-	wl := plan.Env.Workload
-	spec := s.corpus(plan)
+	wl := plan.Workload
+	n := wl.Messages
 	if messages > 0 {
 		if messages > wl.Messages {
-			return 0, refusef("a run of the first %d messages of %s, which holds %d", messages, wl.Dataset, wl.Messages)
+			return 0, refusef("a run of the first %d messages of %s, which holds %d", messages, wl.DatasetVersion, wl.Messages)
 		}
-		spec.Messages = messages
+		n = messages
 		if err := s.resize(ctx, plan, messages); err != nil {
 			return 0, err
 		}
 	}
+	var schemaID uint32
+	if wl.Avro != nil {
+		url, err := s.registryURL()
+		if err != nil {
+			return 0, err
+		}
+		if schemaID, err = registry.Register(ctx, url, wl.Avro.Subject, wl.Avro.Schema); err != nil {
+			return 0, err
+		}
+		r.logf("registered %s's schema under %s at %s: id %d", wl.Name, wl.Avro.Subject, url, schemaID)
+	}
+	ds, err := workloads.Open(wl, n, schemaID)
+	if err != nil {
+		return 0, refusef("%v", err)
+	}
 	if err := s.broker.EnsureTopic(ctx, wl.Topic, plan.Env.Partitions); err != nil {
 		return 0, refusef("%v", err)
 	}
-	r.Progress.Start(progress.PhasePrefill, spec.Messages, "msgs")
-	_, err := s.broker.Prefill(ctx, wl.Topic, spec, func(done, _ int64) { r.Progress.Set(done) })
+	r.Progress.Start(progress.PhasePrefill, n, "msgs")
+	_, err = s.broker.Prefill(ctx, wl.Topic, ds, func(done, _ int64) { r.Progress.Set(done) })
 	if err != nil {
 		r.Progress.Fail(err)
 		if errors.Is(err, broker.ErrDepthMismatch) || errors.Is(err, broker.ErrContentMismatch) {
@@ -359,7 +383,7 @@ func (s *Session) prefill(ctx context.Context, plan *schema.Plan, messages int64
 		return 0, fmt.Errorf("prefilling %s: %w", wl.Topic, err)
 	}
 	r.Progress.End()
-	n, err := s.broker.Depth(ctx, wl.Topic)
+	depth, err := s.broker.Depth(ctx, wl.Topic)
 	if err != nil {
 		return 0, err
 	}
@@ -376,17 +400,50 @@ func (s *Session) prefill(ctx context.Context, plan *schema.Plan, messages int64
 	if len(groups) > 0 {
 		r.logf("reset consumer groups %v so the arm reads %s from its start", groups, wl.Topic)
 	}
-	if n != spec.Messages {
-		return 0, refusef("topic %s holds %d messages; the run expects %d (C13)", wl.Topic, n, spec.Messages)
+	if depth != n {
+		return 0, refusef("topic %s holds %d messages; the run expects %d (C13)", wl.Topic, depth, n)
 	}
-	return n, nil
+	return depth, nil
+}
+
+// expectation is what a correct arm lands from a dataset, and the
+// dataset's size on the wire.
+type expectation struct {
+	checksum.Expected
+	bytes uint64
+}
+
+// expect computes what a correct arm lands from the first messages
+// messages of the plan's workload, once a session: before the arm starts,
+// so that it costs the window nothing.
+func (s *Session) expect(ctx context.Context, plan *schema.Plan, messages int64) (expectation, error) {
+	wl := plan.Workload
+	key := fmt.Sprintf("%s/%d", wl.DatasetVersion, messages)
+	if e, ok := s.expected[key]; ok {
+		return e, nil
+	}
+	r := s.runner
+	r.Progress.Start(progress.PhaseExpect, 2*messages, "msgs")
+	var e expectation
+	var err error
+	e.Expected, err = workloads.Expect(ctx, wl, messages, func(d int64) { r.Progress.Set(d) })
+	if err == nil {
+		e.bytes, err = workloads.MessageBytes(ctx, wl, messages, func(d int64) { r.Progress.Set(messages + d) })
+	}
+	if err != nil {
+		r.Progress.Fail(err)
+		return e, err
+	}
+	r.Progress.End()
+	s.expected[key] = e
+	return e, nil
 }
 
 // resize deletes the topic when it holds another number of messages than
 // a scale check's run asks for, and waits until the broker has forgotten
 // it, so that it is made again with exactly the first messages wanted.
 func (s *Session) resize(ctx context.Context, plan *schema.Plan, messages int64) error {
-	topic := plan.Env.Workload.Topic
+	topic := plan.Workload.Topic
 	depth, err := s.broker.Depth(ctx, topic)
 	if errors.Is(err, broker.ErrNoTopic) || err == nil && (depth == 0 || depth == messages) {
 		return nil
@@ -414,28 +471,22 @@ func (s *Session) resize(ctx context.Context, plan *schema.Plan, messages int64)
 	}
 }
 
-// corpus is the plan's dataset.
-func (s *Session) corpus(plan *schema.Plan) jsonrows.Spec {
-	wl := plan.Env.Workload
-	return jsonrows.Spec{Dataset: wl.Dataset, Messages: wl.Messages, EventsPerMessage: wl.EventsPerMessage, MessageBytes: wl.MessageBytes}
-}
-
-// prepareTable creates the arm's table as the environment declares it, and
-// empties it: every repetition starts from nothing.
+// prepareTable creates the plan's table as its workload declares it (the
+// environment's form of it), and empties it: every repetition starts from
+// nothing.
 //
-// The first run of a session drops and creates the table, so it is exactly
-// what the environment declares now; later repetitions truncate it.
+// The first run of a session on a table drops and creates it, so it is
+// exactly what the plan declares now; later repetitions truncate it.
 func (s *Session) prepareTable(ctx context.Context, plan *schema.Plan) (*chstore.Store, error) {
-	wl := plan.Env.Workload
-	table := wl.Database + "." + wl.Table
-	if !s.tableReady {
+	table := plan.Table()
+	if !s.tableReady[table] {
 		if err := s.store.DropTable(ctx, table); err != nil {
 			return nil, fmt.Errorf("replacing the table: %w", err)
 		}
-		if err := s.store.Exec(ctx, wl.DDL); err != nil {
-			return nil, fmt.Errorf("creating the table from the environment's DDL: %w", err)
+		if err := s.store.Exec(ctx, plan.Workload.Table.DDL); err != nil {
+			return nil, fmt.Errorf("creating %s from the DDL of %s: %w", table, plan.Workload.Name, err)
 		}
-		s.tableReady = true
+		s.tableReady[table] = true
 	}
 	if err := s.store.Truncate(ctx, table); err != nil {
 		return nil, err

@@ -26,10 +26,11 @@ const (
 // Plan is one entrant (one variant) resolved against one environment, every
 // number concrete. Field names follow the CUE definition #Plan.
 type Plan struct {
-	Env     Environment `json:"env"`
-	Variant string      `json:"variant"`
-	Entrant Entrant     `json:"entrant"`
-	Budget  Budget      `json:"budget"`
+	Env      Environment `json:"env"`
+	Variant  string      `json:"variant"`
+	Entrant  Entrant     `json:"entrant"`
+	Workload Workload    `json:"workload"`
+	Budget   Budget      `json:"budget"`
 }
 
 // Environment is a resolved #Environment.
@@ -41,15 +42,15 @@ type Environment struct {
 	Partitions  int       `json:"partitions"`
 	Reserve     Resources `json:"reserve"`
 	// ControlPlane is the largest control-plane container allowed (C2).
-	ControlPlane Resources         `json:"controlPlane"`
-	Infra        Infra             `json:"infra"`
-	Envelope     Resources         `json:"envelope"`
-	Runtime      string            `json:"runtime"`
-	Kubernetes   *Kubernetes       `json:"kubernetes,omitempty"`
-	Network      string            `json:"network"`
-	Endpoints    Endpoints         `json:"endpoints"`
-	Workload     Workload          `json:"workload"`
-	Pins         map[string]string `json:"pins,omitempty"`
+	ControlPlane Resources           `json:"controlPlane"`
+	Infra        Infra               `json:"infra"`
+	Envelope     Resources           `json:"envelope"`
+	Runtime      string              `json:"runtime"`
+	Kubernetes   *Kubernetes         `json:"kubernetes,omitempty"`
+	Network      string              `json:"network"`
+	Endpoints    Endpoints           `json:"endpoints"`
+	Workloads    map[string]Workload `json:"workloads"`
+	Pins         map[string]string   `json:"pins,omitempty"`
 }
 
 // Kubernetes is where a run's pods go on a cluster (#Kubernetes).
@@ -81,12 +82,54 @@ type Resources struct {
 
 // Infra is the shared infrastructure of an environment (C11).
 type Infra struct {
-	Broker     Service `json:"broker"`
-	ClickHouse Service `json:"clickhouse"`
+	Broker     Service  `json:"broker"`
+	ClickHouse Service  `json:"clickhouse"`
+	Registry   *Service `json:"registry,omitempty"`
 }
 
-// Services lists the infrastructure in a stable order.
-func (i Infra) Services() []Service { return []Service{i.Broker, i.ClickHouse} }
+// Service keys name the infrastructure's services, in records and labels.
+const (
+	ServiceBroker     = "broker"
+	ServiceClickHouse = "clickhouse"
+	ServiceRegistry   = "registry"
+)
+
+// Services lists the infrastructure in the order it starts: the broker,
+// ClickHouse, then a registry of its own (which may keep its schemas on
+// the broker).
+func (i Infra) Services() []Service {
+	out := []Service{i.Broker, i.ClickHouse}
+	if i.Registry != nil {
+		out = append(out, *i.Registry)
+	}
+	return out
+}
+
+// Keyed lists the services with their keys, in the order they start.
+func (i Infra) Keyed() []KeyedService {
+	out := []KeyedService{{ServiceBroker, i.Broker}, {ServiceClickHouse, i.ClickHouse}}
+	if i.Registry != nil {
+		out = append(out, KeyedService{ServiceRegistry, *i.Registry})
+	}
+	return out
+}
+
+// KeyedService is a service with its key.
+type KeyedService struct {
+	Key     string
+	Service Service
+}
+
+// Service returns the service of a key, and whether the environment has
+// it.
+func (i Infra) Service(key string) (Service, bool) {
+	for _, k := range i.Keyed() {
+		if k.Key == key {
+			return k.Service, true
+		}
+	}
+	return Service{}, false
+}
 
 // Service is one piece of infrastructure.
 type Service struct {
@@ -113,6 +156,9 @@ type Service struct {
 	HTTPAddr string `json:"httpAddr,omitempty"`
 	User     string `json:"user,omitempty"`
 	Password string `json:"password,omitempty"`
+	Database string `json:"database,omitempty"`
+	// Path is a registry service's API base path.
+	Path string `json:"path,omitempty"`
 }
 
 // Image is a pinned image reference.
@@ -149,24 +195,88 @@ type Endpoints struct {
 	ClickHouseHTTP     string `json:"clickhouseHTTP"`
 	ClickHouseUser     string `json:"clickhouseUser"`
 	ClickHousePassword string `json:"clickhousePassword"`
+	Database           string `json:"database"`
 	SchemaRegistry     string `json:"schemaRegistry,omitempty"`
 }
 
-// Workload is the dataset every arm drains.
+// Workload is a resolved #Workload: what every arm of a plan drains.
 type Workload struct {
-	Dataset          string `json:"dataset"`
-	Topic            string `json:"topic"`
-	Messages         int64  `json:"messages"`
-	EventsPerMessage int    `json:"eventsPerMessage"`
-	MessageBytes     int    `json:"messageBytes"`
-	Rows             int64  `json:"rows"`
-	Database         string `json:"database"`
-	Table            string `json:"table"`
-	Columns          string `json:"columns"`
-	DDL              string `json:"ddl"`
-	DrainTimeout     int    `json:"drainTimeout"`
-	StallLimit       int    `json:"stallLimit"`
+	Name           string            `json:"name"`
+	Description    string            `json:"description"`
+	Format         string            `json:"format"`
+	Topic          string            `json:"topic"`
+	Messages       int64             `json:"messages"`
+	Generator      Generator         `json:"generator"`
+	RowsPerMessage int               `json:"rowsPerMessage"`
+	Transform      WorkloadTransform `json:"transform"`
+	Avro           *Avro             `json:"avro,omitempty"`
+	Table          Table             `json:"table"`
+	Checksum       map[string]Sum    `json:"checksum"`
+	Gates          Gates             `json:"gates"`
+	DrainTimeout   int               `json:"drainTimeout"`
+	StallLimit     int               `json:"stallLimit"`
+	// DatasetVersion names what the data is: derived from the workload's
+	// declaration and the generator's bytes (workloads.Version), so two
+	// corpora are never ranked together. The compiler sets it.
+	DatasetVersion string `json:"datasetVersion"`
 }
+
+// Generator is a workload generator's constants (#Generator); which fields
+// are set depends on Kind.
+type Generator struct {
+	Kind           string `json:"kind"`
+	RowsPerMessage int    `json:"rowsPerMessage"`
+	// sensor-batch
+	EventsPerBatch int      `json:"eventsPerBatch,omitempty"`
+	Sensors        uint64   `json:"sensors,omitempty"`
+	Names          uint64   `json:"names,omitempty"`
+	Tags           uint64   `json:"tags,omitempty"`
+	Units          []string `json:"units,omitempty"`
+	BaseTSMillis   int64    `json:"baseTsMs,omitempty"`
+	// json-rows
+	Dataset          string `json:"dataset,omitempty"`
+	EventsPerMessage int    `json:"eventsPerMessage,omitempty"`
+	MessageBytes     int    `json:"messageBytes,omitempty"`
+}
+
+// WorkloadTransform is the transform's parameters.
+type WorkloadTransform struct {
+	DropUnit     string   `json:"dropUnit,omitempty"`
+	QualityFloor *float64 `json:"qualityFloor,omitempty"`
+}
+
+// Avro is an avro-confluent workload's schema and subject.
+type Avro struct {
+	Schema  string `json:"schema"`
+	Subject string `json:"subject"`
+}
+
+// Table is where a workload's rows land (#Table).
+type Table struct {
+	Name     string   `json:"name"`
+	Columns  []string `json:"columns"`
+	DDL      string   `json:"ddl"`
+	Typed    string   `json:"typed,omitempty"`
+	Identity string   `json:"identity"`
+	Message  string   `json:"message"`
+}
+
+// Sum is one sum of a workload's checksum (#Sum).
+type Sum struct {
+	SQL  string `json:"sql"`
+	Kind string `json:"kind"`
+	Doc  string `json:"doc"`
+}
+
+// Gates say how a run is judged after its drain.
+type Gates struct {
+	// QuiesceMS is how long the table must stay unchanged after the arm
+	// stopped before the gates read it.
+	QuiesceMS int `json:"quiesce"`
+}
+
+// Rows is the rows the whole dataset fans out to, before any filter.
+func (w Workload) Rows() int64 { return w.Messages * int64(w.RowsPerMessage) }
 
 // Entrant is a resolved #Entrant.
 type Entrant struct {
@@ -175,6 +285,8 @@ type Entrant struct {
 	Blocked     string               `json:"blocked,omitempty"`
 	InFlight    int64                `json:"inFlight,omitempty"`
 	Supports    []string             `json:"supports"`
+	Implements  []string             `json:"implements"`
+	Runs        string               `json:"runs"`
 	Version     Version              `json:"version"`
 	Knobs       map[string]Knob      `json:"knobs"`
 	Variants    map[string]Variant   `json:"variants"`
@@ -312,6 +424,9 @@ type BudgetLine struct {
 	Used         float64 `json:"used"`
 	Left         float64 `json:"left"`
 }
+
+// Table is the plan's table, qualified with the environment's database.
+func (p *Plan) Table() string { return p.Env.Endpoints.Database + "." + p.Workload.Table.Name }
 
 // ContainerNames returns the entrant's container names, control planes first
 // (they start first), then by name.

@@ -38,12 +38,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&t.ClickHouse, "clickhouse", "", "ClickHouse native address (host:port)")
 	fs.StringVar(&t.User, "user", "default", "ClickHouse user")
 	fs.StringVar(&t.Password, "password", "", "ClickHouse password")
-	fs.StringVar(&t.Database, "database", "spatec", "database of the scratch table")
-	fs.StringVar(&t.Topic, "topic", "", "the prefilled topic")
-	fs.StringVar(&t.Spec.Dataset, "dataset", "", "the dataset the topic holds")
-	fs.Int64Var(&t.Spec.Messages, "messages", 0, "messages in the dataset")
-	fs.IntVar(&t.Spec.EventsPerMessage, "events-per-message", 1, "rows per message")
-	fs.IntVar(&t.Spec.MessageBytes, "message-bytes", 0, "bytes per message")
+	fs.StringVar(&t.Database, "database", "spatec", "the environment's database; the scratch table goes beside it")
+	workload := fs.String("workload", "", "the workload, as the plan's JSON has it (its topic is prefilled)")
+	fs.Int64Var(&t.Messages, "messages", 0, "messages in the dataset")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -57,7 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var missing []string
 	for _, f := range []struct{ name, value string }{
-		{"-brokers", *brokers}, {"-clickhouse", t.ClickHouse}, {"-topic", t.Topic}, {"-dataset", t.Spec.Dataset},
+		{"-brokers", *brokers}, {"-clickhouse", t.ClickHouse}, {"-workload", *workload},
 	} {
 		if f.value == "" {
 			missing = append(missing, f.name)
@@ -67,8 +64,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "spatec-ceiling: %s required\n", strings.Join(missing, ", "))
 		return 2
 	}
-	if err := t.Spec.Validate(); err != nil {
-		fmt.Fprintf(stderr, "spatec-ceiling: %v\n", err)
+	if err := json.Unmarshal([]byte(*workload), &t.Workload); err != nil {
+		fmt.Fprintf(stderr, "spatec-ceiling: -workload: %v\n", err)
+		return 2
+	}
+	if t.Messages <= 0 {
+		fmt.Fprintf(stderr, "spatec-ceiling: -messages is %d; give the dataset's size\n", t.Messages)
 		return 2
 	}
 	t.Brokers = strings.Split(*brokers, ",")

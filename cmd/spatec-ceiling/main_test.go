@@ -7,17 +7,18 @@ import (
 	"strings"
 	"testing"
 
+	"spatec.dev/spatec/compiler"
 	"spatec.dev/spatec/exec/broker"
 	"spatec.dev/spatec/exec/ceiling"
 	"spatec.dev/spatec/exec/chstore"
-	"spatec.dev/spatec/workloads/json-rows"
 	"spatec.dev/spatec/internal/testenv"
+	"spatec.dev/spatec/workloads"
 )
 
 func TestMissingFlagsAreNamed(t *testing.T) {
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"-topic", "t"}, &out, &errOut)
-	if code != 2 || !strings.Contains(errOut.String(), "-brokers, -clickhouse, -dataset required") {
+	code := run(context.Background(), []string{"-messages", "10"}, &out, &errOut)
+	if code != 2 || !strings.Contains(errOut.String(), "-brokers, -clickhouse, -workload required") {
 		t.Fatalf("exit %d, stderr %q; want 2 naming the missing flags", code, errOut.String())
 	}
 }
@@ -32,28 +33,43 @@ func TestMeasuresAndPrintsTheFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	spec := jsonrows.Spec{Dataset: "corpus-v1", Messages: 20_000, EventsPerMessage: 1, MessageBytes: 128}
+	tree, err := compiler.Load(compiler.Options{Dir: "../.."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl, err := tree.HostedWorkload("local", "json-rows")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := workloads.Open(wl, 20_000, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c, err := broker.NewClient(b.Addrs())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.EnsureTopic(ctx, "ceiling", 2); err != nil {
+	if err := c.EnsureTopic(ctx, wl.Topic, 2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Prefill(ctx, "ceiling", spec, nil); err != nil {
+	if _, err := c.Prefill(ctx, wl.Topic, ds, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		if st, err := chstore.Open(ctx, testenv.ClickHouseAddr(), "default", "default", ""); err == nil {
-			_ = st.Exec(ctx, "DROP DATABASE IF EXISTS spatec_ceiling_test")
+			_ = st.Exec(ctx, "DROP DATABASE IF EXISTS spatec_ceiling_test_ceiling")
 			st.Close()
 		}
 	})
+	workload, err := json.Marshal(wl)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out, errOut bytes.Buffer
 	code := run(ctx, []string{
 		"-brokers", b.Addrs()[0], "-clickhouse", testenv.ClickHouseAddr(), "-database", "spatec_ceiling_test",
-		"-topic", "ceiling", "-dataset", spec.Dataset, "-messages", "20000", "-message-bytes", "128",
+		"-workload", string(workload), "-messages", "20000",
 	}, &out, &errOut)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())

@@ -12,10 +12,17 @@
 // to the named group (as simple, memberless commits) after every insert,
 // and read back on start, so a restarted arm resumes where it stopped.
 //
-// How it writes: each worker decodes messages with the standard JSON
-// decoder into a columnar batch, and inserts it as one native block
-// (clickhouse-go, explicit column list) when it holds batch-rows rows or
-// when flush-interval has passed since its first row. Offsets are committed
+// What it reads: the json-rows workload (newline-delimited JSON rows,
+// decoded with the standard JSON decoder and written through), or the
+// benchmark's sensor-batch workload (Confluent-framed Avro, each message's
+// schema looked up by its id in the schema registry once, decoded with
+// hamba/avro, its events flattened into rows and transformed as the
+// workload specifies; sensor.go).
+//
+// How it writes: each worker decodes messages into a columnar batch, and
+// inserts it as one native block (clickhouse-go, explicit column list, in
+// the table's column order) when it holds batch-rows rows or when
+// flush-interval has passed since its first row. Offsets are committed
 // only after the insert succeeded: at-least-once. A failed insert is
 // retried with backoff; rows of a retried insert that had landed become
 // duplicates, which the harness counts.
@@ -58,6 +65,16 @@ type config struct {
 	Consumers     int
 	BatchRows     int
 	FlushInterval time.Duration
+	// Workload is the workload the arm drains: json-rows, or
+	// sensor-batch with Registry, the schema registry's URL, and the
+	// transform's parameters.
+	Workload     string
+	Registry     string
+	DropUnit     string
+	QualityFloor float64
+	// Fault breaks a step of the transform on purpose (a test-only
+	// variant): "skip-upper".
+	Fault string
 }
 
 func main() {
@@ -111,6 +128,17 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		}
 		return n
 	}
+	envFloat := func(name string, def float64) float64 {
+		s := getenv(name)
+		if s == "" {
+			return def
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q is not a number", name, s))
+		}
+		return f
+	}
 	envDuration := func(name string, def time.Duration) time.Duration {
 		s := getenv(name)
 		if s == "" {
@@ -137,6 +165,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.IntVar(&cfg.Consumers, "consumers", envInt("SPATEC_CONSUMERS", 1), "consumer parallelism, the topic's partition count (SPATEC_CONSUMERS)")
 	fs.IntVar(&cfg.BatchRows, "batch-rows", envInt("SPATEC_BATCH_ROWS", 100_000), "rows per insert (SPATEC_BATCH_ROWS)")
 	fs.DurationVar(&cfg.FlushInterval, "flush-interval", envDuration("SPATEC_FLUSH_INTERVAL", 500*time.Millisecond), "insert a partial batch this long after its first row (SPATEC_FLUSH_INTERVAL)")
+	fs.StringVar(&cfg.Workload, "workload", env("SPATEC_WORKLOAD", "json-rows"), "the workload: json-rows or sensor-batch (SPATEC_WORKLOAD)")
+	fs.StringVar(&cfg.Registry, "registry", env("SPATEC_REGISTRY", ""), "the schema registry's URL, for sensor-batch (SPATEC_REGISTRY)")
+	fs.StringVar(&cfg.DropUnit, "drop-unit", env("SPATEC_DROP_UNIT", ""), "the unit whose readings the transform drops, for sensor-batch (SPATEC_DROP_UNIT)")
+	fs.Float64Var(&cfg.QualityFloor, "quality-floor", envFloat("SPATEC_QUALITY_FLOOR", 0), "the transform drops a non-null quality below it, for sensor-batch (SPATEC_QUALITY_FLOOR)")
+	fs.StringVar(&cfg.Fault, "fault", env("SPATEC_FAULT", ""), "test only: break a step of the transform (skip-upper) (SPATEC_FAULT)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return cfg, false, err
@@ -172,6 +205,21 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if cfg.FlushInterval <= 0 {
 		errs = append(errs, fmt.Errorf("flush interval is %v; it must be positive", cfg.FlushInterval))
+	}
+	switch cfg.Workload {
+	case "json-rows":
+	case "sensor-batch":
+		if cfg.Registry == "" {
+			errs = append(errs, errors.New("the sensor-batch workload decodes with the registry's schemas: set -registry or SPATEC_REGISTRY"))
+		}
+		if cfg.DropUnit == "" {
+			errs = append(errs, errors.New("no drop unit for the sensor-batch transform: set -drop-unit or SPATEC_DROP_UNIT"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("workload %q is not one this arm implements; give json-rows or sensor-batch", cfg.Workload))
+	}
+	if cfg.Fault != "" && cfg.Fault != "skip-upper" {
+		errs = append(errs, fmt.Errorf("fault %q is not one this arm knows; give skip-upper, or nothing", cfg.Fault))
 	}
 	return cfg, false, errors.Join(errs...)
 }

@@ -19,8 +19,9 @@ import (
 
 	"spatec.dev/spatec/exec/broker"
 	"spatec.dev/spatec/exec/chstore"
-	"spatec.dev/spatec/workloads/json-rows"
 	"spatec.dev/spatec/internal/testenv"
+	"spatec.dev/spatec/workloads"
+	"spatec.dev/spatec/workloads/json-rows"
 )
 
 // TestMain lets the test binary stand in for the command: with
@@ -61,7 +62,7 @@ func TestConfigComesFromEnvironmentAndFlags(t *testing.T) {
 	want := config{
 		Brokers: []string{"a:9092", "b:9092"}, Topic: "events", Group: "g1", ClickHouse: "ch:9000",
 		Database: "spatec", User: "default", Table: "spatec.events", Consumers: 4, BatchRows: 5000,
-		FlushInterval: 250 * time.Millisecond,
+		FlushInterval: 250 * time.Millisecond, Workload: "json-rows",
 	}
 	if fmt.Sprint(cfg) != fmt.Sprint(want) {
 		t.Fatalf("config is %+v, want %+v (the flag overriding SPATEC_CONSUMERS)", cfg, want)
@@ -105,7 +106,7 @@ func TestDrainsThePrefilledTopic(t *testing.T) {
 	}
 	waitCommitted(t, ctx, emb.Addrs(), cfg.Group)
 	stop()
-	count, distinct, err := store.Counts(ctx, "events")
+	count, distinct, err := store.Counts(ctx, "events", "id")
 	if err != nil || distinct != n || count < n {
 		t.Fatalf("after the drain: %d rows, %d distinct (err %v), want %d distinct", count, distinct, err, n)
 	}
@@ -120,7 +121,7 @@ func TestDrainsThePrefilledTopic(t *testing.T) {
 	if _, err := store.WaitDrained(ctx, "events", uint64(more.Rows()), chstore.DrainOptions{Timeout: 30 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	count2, distinct2, err := store.Counts(ctx, "events")
+	count2, distinct2, err := store.Counts(ctx, "events", "id")
 	if err != nil || distinct2 != uint64(more.Rows()) || count2-count != uint64(more.Rows())-n {
 		t.Fatalf("after the restart: %d rows (was %d), %d distinct (err %v); want exactly %d new rows",
 			count2, count, distinct2, err, uint64(more.Rows())-n)
@@ -146,7 +147,11 @@ func setup(t testing.TB, ctx context.Context, spec jsonrows.Spec, partitions int
 	if err := bc.EnsureTopic(ctx, "events", partitions); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bc.Prefill(ctx, "events", spec, nil); err != nil {
+	ds, err := workloads.JSONRows(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bc.Prefill(ctx, "events", ds, nil); err != nil {
 		t.Fatal(err)
 	}
 
@@ -167,7 +172,7 @@ func setup(t testing.TB, ctx context.Context, spec jsonrows.Spec, partitions int
 	return emb, store, config{
 		Brokers: emb.Addrs(), Topic: "events", Group: "reference-test", ClickHouse: clickhouseAddr(),
 		Database: db, User: "default", Table: "events", Consumers: partitions, BatchRows: 4000,
-		FlushInterval: 200 * time.Millisecond,
+		FlushInterval: 200 * time.Millisecond, Workload: "json-rows",
 	}
 }
 

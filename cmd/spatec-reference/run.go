@@ -48,6 +48,10 @@ func run(ctx context.Context, cfg config, logger *log.Logger) error {
 		return err
 	}
 	defer store.Close()
+	newBatch, err := batches(cfg)
+	if err != nil {
+		return err
+	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -62,7 +66,7 @@ func run(ctx context.Context, cfg config, logger *log.Logger) error {
 		if len(own) == 0 {
 			continue
 		}
-		wk := &worker{id: w, cfg: cfg, logger: logger, adm: adm, store: store, partitions: own}
+		wk := &worker{id: w, cfg: cfg, logger: logger, adm: adm, store: store, partitions: own, rows: newBatch()}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -71,7 +75,7 @@ func run(ctx context.Context, cfg config, logger *log.Logger) error {
 			}
 		}()
 	}
-	logger.Printf("draining topic %s (%d partitions, %d consumers) into %s on %s", cfg.Topic, len(starts), cfg.Consumers, cfg.Table, cfg.ClickHouse)
+	logger.Printf("draining topic %s (%s, %d partitions, %d consumers) into %s on %s", cfg.Topic, cfg.Workload, len(starts), cfg.Consumers, cfg.Table, cfg.ClickHouse)
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
@@ -118,8 +122,7 @@ type worker struct {
 	store      *chstore.Store
 	partitions map[int32]kgo.Offset
 
-	rows      chstore.Rows
-	events    []jsonrows.Event
+	rows      batch
 	next      kadm.Offsets // offsets to commit once the batch is in
 	firstAt   time.Time    // when the batch got its first row
 	perRecord int          // rows in the last message decoded
@@ -142,11 +145,11 @@ func (w *worker) run(ctx context.Context) error {
 
 	for {
 		pollCtx, cancel := ctx, context.CancelFunc(func() {})
-		if w.rows.Len() > 0 {
+		if w.rows.len() > 0 {
 			pollCtx, cancel = context.WithDeadline(ctx, w.firstAt.Add(w.cfg.FlushInterval))
 		}
 		// Ask for about as many records as the batch has room for rows.
-		want := max((w.cfg.BatchRows-w.rows.Len())/w.perRecord, 1)
+		want := max((w.cfg.BatchRows-w.rows.len())/w.perRecord, 1)
 		fetches := cl.PollRecords(pollCtx, want)
 		cancel()
 		if ctx.Err() != nil {
@@ -176,24 +179,21 @@ func (w *worker) run(ctx context.Context) error {
 			if decodeErr != nil {
 				return
 			}
-			if w.rows.Len() == 0 {
+			if w.rows.len() == 0 {
 				w.firstAt = time.Now()
 			}
-			var err error
-			if w.events, err = jsonrows.AppendDecoded(w.events[:0], r.Value); err != nil {
+			n, err := w.rows.add(ctx, r.Value)
+			if err != nil {
 				decodeErr = fmt.Errorf("worker %d: partition %d offset %d: %w", w.id, r.Partition, r.Offset, err)
 				return
 			}
-			for _, e := range w.events {
-				w.rows.Add(e)
-			}
-			w.perRecord = max(len(w.events), 1)
+			w.perRecord = max(n, 1)
 			w.next.AddOffset(r.Topic, r.Partition, r.Offset+1, r.LeaderEpoch)
 		})
 		if decodeErr != nil {
 			return decodeErr
 		}
-		if w.rows.Len() >= w.cfg.BatchRows || (w.rows.Len() > 0 && !time.Now().Before(w.firstAt.Add(w.cfg.FlushInterval))) {
+		if w.rows.len() >= w.cfg.BatchRows || (w.rows.len() > 0 && !time.Now().Before(w.firstAt.Add(w.cfg.FlushInterval))) {
 			if err := w.flush(ctx); err != nil {
 				if ctx.Err() != nil {
 					return nil
@@ -209,14 +209,14 @@ func (w *worker) run(ctx context.Context) error {
 func (w *worker) flush(ctx context.Context) error {
 	backoff := 100 * time.Millisecond
 	for {
-		err := w.store.Insert(ctx, w.cfg.Table, &w.rows)
+		err := w.rows.insert(ctx, w.store, w.cfg.Table)
 		if err == nil {
 			break
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		w.logger.Printf("worker %d: insert of %d rows failed, retrying in %v: %v", w.id, w.rows.Len(), backoff, err)
+		w.logger.Printf("worker %d: insert of %d rows failed, retrying in %v: %v", w.id, w.rows.len(), backoff, err)
 		select {
 		case <-time.After(backoff):
 		case <-ctx.Done():
@@ -224,8 +224,8 @@ func (w *worker) flush(ctx context.Context) error {
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
-	w.inserted += int64(w.rows.Len())
-	w.rows.Reset()
+	w.inserted += int64(w.rows.len())
+	w.rows.reset()
 	resp, err := w.adm.CommitOffsets(ctx, w.cfg.Group, w.next)
 	if err == nil {
 		err = resp.Error()
@@ -239,4 +239,60 @@ func (w *worker) flush(ctx context.Context) error {
 		w.logger.Printf("worker %d: committing offsets to group %s: %v", w.id, w.cfg.Group, err)
 	}
 	return nil
+}
+
+// batch is a worker's rows waiting for their insert: it decodes messages
+// of its workload into them.
+type batch interface {
+	// add decodes one message and appends its rows, returning how many.
+	add(ctx context.Context, value []byte) (int, error)
+	len() int
+	insert(ctx context.Context, store *chstore.Store, table string) error
+	reset()
+}
+
+// batches returns how each worker makes its batch, for the configured
+// workload.
+func batches(cfg config) (func() batch, error) {
+	switch cfg.Workload {
+	case "json-rows":
+		return func() batch { return &jsonRows{} }, nil
+	case "sensor-batch":
+		if cfg.Registry == "" {
+			return nil, errors.New("the sensor-batch workload needs a schema registry: set -registry or SPATEC_REGISTRY")
+		}
+		reg, err := newRegistrySchemas(cfg.Registry)
+		if err != nil {
+			return nil, err
+		}
+		t := transform{dropUnit: cfg.DropUnit, qualityFloor: cfg.QualityFloor, fault: cfg.Fault}
+		return func() batch { return &sensorRows{schemas: reg, t: t} }, nil
+	}
+	return nil, fmt.Errorf("workload %q is not one this arm implements (json-rows, sensor-batch)", cfg.Workload)
+}
+
+// jsonRows is a batch of the json-rows workload: each message's lines
+// decoded with the standard library's JSON decoder, written through.
+type jsonRows struct {
+	rows   chstore.Rows
+	events []jsonrows.Event
+}
+
+func (j *jsonRows) add(_ context.Context, value []byte) (int, error) {
+	var err error
+	if j.events, err = jsonrows.AppendDecoded(j.events[:0], value); err != nil {
+		return 0, err
+	}
+	for _, e := range j.events {
+		j.rows.Add(e)
+	}
+	return len(j.events), nil
+}
+
+func (j *jsonRows) len() int { return j.rows.Len() }
+
+func (j *jsonRows) reset() { j.rows.Reset() }
+
+func (j *jsonRows) insert(ctx context.Context, store *chstore.Store, table string) error {
+	return store.Insert(ctx, table, &j.rows)
 }

@@ -40,7 +40,7 @@ func TestLocalContainersComparesTwoRealArms(t *testing.T) {
 
 	out := runCLI("ceiling", "--measure", "--env", "local-containers")
 	t.Logf("\n%s", out)
-	c, err := exec.LoadCeilings(exec.CeilingsPath(results, "local-containers"))
+	c, err := exec.LoadCeilings(exec.CeilingsPath(results, "local-containers", "json-rows"))
 	if err != nil {
 		t.Fatal(err)
 	}

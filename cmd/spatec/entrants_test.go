@@ -91,13 +91,13 @@ func TestKafkaConnectReadsWhatItNeeds(t *testing.T) {
 				"connector.class": "com.clickhouse.kafka.connect.ClickHouseSinkConnector",
 				// C10: the parallelism reaches the connector's tasks.
 				"tasks.max":      strconv.Itoa(p.Env.Partitions),
-				"topics":         p.Env.Workload.Topic,
-				"topic2TableMap": p.Env.Workload.Topic + "=" + p.Env.Workload.Table,
+				"topics":         p.Workload.Topic,
+				"topic2TableMap": p.Workload.Topic + "=" + p.Workload.Table.Name,
 				"hostname":       host,
 				"port":           port,
 				"username":       p.Env.Endpoints.ClickHouseUser,
 				"password":       p.Env.Endpoints.ClickHousePassword,
-				"database":       p.Env.Workload.Database,
+				"database":       p.Env.Endpoints.Database,
 			})
 			if sink["name"] == "" {
 				t.Error("the connector has no name")
@@ -169,10 +169,7 @@ func TestVectorReadsWhatItNeeds(t *testing.T) {
 				t.Errorf("the sources are in %d groups; one group shares the partitions among them", len(groups))
 			}
 			// Each source's events are shaped to exactly the table's columns.
-			var columns []string
-			for _, col := range strings.Split(p.Env.Workload.Columns, ",") {
-				columns = append(columns, strings.Fields(col)[0])
-			}
+			columns := p.Workload.Table.Columns
 			var shaped []string
 			for name, tr := range cfg.Transforms {
 				shaped = append(shaped, name)
@@ -191,14 +188,14 @@ func TestVectorReadsWhatItNeeds(t *testing.T) {
 			if !slices.Equal(shaped, sink.Inputs) || len(shaped) != p.Env.Partitions {
 				t.Errorf("the sink reads %v; want every shaped source %v", sink.Inputs, shaped)
 			}
-			if sink.Type != "clickhouse" || sink.Endpoint != p.Env.Endpoints.ClickHouseHTTP || sink.Database != p.Env.Workload.Database || sink.Table != p.Env.Workload.Table {
+			if sink.Type != "clickhouse" || sink.Endpoint != p.Env.Endpoints.ClickHouseHTTP || sink.Database != p.Env.Endpoints.Database || sink.Table != p.Workload.Table.Name {
 				t.Errorf("sink %+v", sink)
 			}
 			expect(t, "sink auth", sink.Auth, map[string]string{"strategy": "basic", "user": p.Env.Endpoints.ClickHouseUser, "password": p.Env.Endpoints.ClickHousePassword})
 			// The event count binds, not the byte count, and the buffer
 			// can fill a batch.
-			if sink.Batch.MaxEvents*p.Env.Workload.MessageBytes > sink.Batch.MaxBytes || sink.Buffer.MaxEvents <= sink.Batch.MaxEvents {
-				t.Errorf("batch %+v, buffer %+v at %d-byte messages", sink.Batch, sink.Buffer, p.Env.Workload.MessageBytes)
+			if sink.Batch.MaxEvents*p.Workload.Generator.MessageBytes > sink.Batch.MaxBytes || sink.Buffer.MaxEvents <= sink.Batch.MaxEvents {
+				t.Errorf("batch %+v, buffer %+v at %d-byte messages", sink.Batch, sink.Buffer, p.Workload.Generator.MessageBytes)
 			}
 			if want := strconv.Itoa(int(math.Ceil(p.Env.Envelope.CPUs))); c.Environment["VECTOR_THREADS"] != want {
 				t.Errorf("VECTOR_THREADS %q, want one thread per envelope CPU, %s", c.Environment["VECTOR_THREADS"], want)
@@ -225,7 +222,7 @@ func TestKafkaEngineReadsWhatItNeeds(t *testing.T) {
 				"ENGINE = Kafka SETTINGS",
 				fmt.Sprintf("kafka_num_consumers = %d", p.Env.Partitions), // C10
 				"kafka_broker_list = '" + p.Env.Endpoints.Brokers + "'",
-				"ENGINE = Distributed(spatec_sink, " + p.Env.Workload.Database + ", " + p.Env.Workload.Table + ")",
+				"ENGINE = Distributed(spatec_sink, " + p.Env.Endpoints.Database + ", " + p.Workload.Table.Name + ")",
 				"CREATE MATERIALIZED VIEW spatec_view TO spatec_forward",
 			} {
 				if !strings.Contains(setup, want) {

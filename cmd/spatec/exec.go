@@ -7,8 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -123,7 +125,7 @@ func runArms(ctx context.Context, f execFlags, runs []armSpec, reps int, hold ti
 			}
 			res, err := sess.Run(ctx, p, exec.Options{
 				Hold: hold, Rep: rep, Reps: reps, Results: f.results, Evidence: evidence, Messages: a.messages,
-				Ceilings: exec.CeilingsPath(f.results, p.Env.Name),
+				Ceilings: exec.CeilingsPath(f.results, p.Env.Name, p.Workload.Name),
 			})
 			if res != nil && (err == nil || hold <= 0) {
 				printResult(stdout, p, res, hold > 0)
@@ -322,6 +324,7 @@ func cmdCeiling(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var f execFlags
 	f.register(fs)
 	measure := fs.Bool("measure", false, "measure the ceilings (otherwise: show the stored ones)")
+	only := fs.String("workload", "", "the workload whose ceilings to measure or show (default: every workload the environment hosts)")
 	args, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -329,18 +332,13 @@ func cmdCeiling(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if f.env == "" {
 		return usageError{"--env is required"}
 	}
-	path := exec.CeilingsPath(f.results, f.env)
+	if len(args) > 0 {
+		return usageError{fmt.Sprintf("unexpected arguments %q", args)}
+	}
 	if *measure {
 		if err := record.CheckRoot(f.results); err != nil {
 			return refusal{err}
 		}
-	}
-	if !*measure {
-		c, err := exec.LoadCeilings(path)
-		if err != nil {
-			return err
-		}
-		return writeCeilings(stdout, path, c)
 	}
 	t, err := loadTree(f.tree)
 	if err != nil {
@@ -349,42 +347,60 @@ func cmdCeiling(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := checkNames(t, f.env, nil); err != nil {
 		return err
 	}
-	// Any entrant's plan carries the environment; the ceiling pass runs
-	// no arm.
-	var plan *schema.Plan
-	for _, ent := range t.Entrants() {
-		if t.Supports(ent, f.env) {
-			if p, ps := t.Resolve(f.env, ent, ""); len(ps) == 0 {
-				plan = p
-				break
+	env, err := t.Environment(f.env)
+	if err != nil {
+		return err
+	}
+	names := slices.Sorted(maps.Keys(env.Workloads))
+	if *only != "" {
+		if _, ok := env.Workloads[*only]; !ok {
+			return usageError{fmt.Sprintf("%s hosts no workload %q; it hosts: %s", f.env, *only, strings.Join(names, ", "))}
+		}
+		names = []string{*only}
+	}
+	if !*measure {
+		var errs []error
+		for _, w := range names {
+			path := exec.CeilingsPath(f.results, f.env, w)
+			c, err := exec.LoadCeilings(path)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if err := writeCeilings(stdout, path, c); err != nil {
+				return err
 			}
 		}
+		return errors.Join(errs...)
 	}
-	if plan == nil {
-		return fmt.Errorf("no entrant resolves against %s; run `spatec vet`", f.env)
-	}
-	r, closeEngine, err := newRunner(ctx, f, plan.Env, stderr)
+	r, closeEngine, err := newRunner(ctx, f, *env, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeEngine()
-	sess, err := r.Open(ctx, plan.Env, false)
+	sess, err := r.Open(ctx, *env, false)
 	if err != nil {
 		return asRefusal(err)
 	}
 	defer sess.Close()
-	c, err := sess.MeasureCeilings(ctx, plan)
-	if err != nil {
-		return asRefusal(err)
+	for _, w := range names {
+		c, err := sess.MeasureCeilings(ctx, env.Workloads[w])
+		if err != nil {
+			return asRefusal(err)
+		}
+		path := exec.CeilingsPath(f.results, f.env, w)
+		if err := c.Write(path); err != nil {
+			return err
+		}
+		if err := writeCeilings(stdout, path, c); err != nil {
+			return err
+		}
 	}
-	if err := c.Write(path); err != nil {
-		return err
-	}
-	return writeCeilings(stdout, path, c)
+	return nil
 }
 
 func writeCeilings(w io.Writer, path string, c *exec.Ceilings) error {
-	fmt.Fprintf(w, "ceilings of %s (%s, measured %s)\n", c.Env, path, c.MeasuredAt.Format(time.RFC3339))
+	fmt.Fprintf(w, "ceilings of %s for %s (%s, measured %s)\n", c.Env, c.Workload, path, c.MeasuredAt.Format(time.RFC3339))
 	fmt.Fprintf(w, "  broker consume   %12.0f msg/s  %12.0f bytes/s\n", c.Broker.MessagesPerSec, c.Broker.BytesPerSec)
 	fmt.Fprintf(w, "  clickhouse ingest %11.0f rows/s (%s, %d writers)\n", c.ClickHouse.RowsPerSec, c.ClickHouse.Format, c.ClickHouse.Concurrency)
 	fmt.Fprintf(w, "  under infra %s, %d partitions, %d-byte messages, measured from the %s\n", c.InfraDigest, c.Partitions, c.MessageBytes, c.MeasuredFrom)

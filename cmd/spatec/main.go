@@ -72,6 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"report":   cmdReport,
 		"export":   cmdExport,
 		"pin":      cmdPin,
+		"corpus":   cmdCorpus,
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {
@@ -118,6 +119,7 @@ commands:
   sweep --env E entrant:study            run every point of a study, points × reps interleaved
   ceiling --measure --env E              measure the broker and ClickHouse ceilings (C12)
   pin --env E                            pin every image E pulls to its registry digest (envs/E/pins.cue)
+  corpus --workload W --batches N        what a correct arm lands from the first N messages of W: rows, checksum, sizes
   validate [results/]                    check the results log
   report [results/...]                   aggregate records into a comparison (and history)
   export --to schema2 [results/...]      write records as the reference harness's schema 2

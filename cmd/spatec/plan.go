@@ -225,6 +225,9 @@ func writePlan(w io.Writer, p *schema.Plan) {
 	if p.Entrant.Blocked != "" {
 		fmt.Fprintf(w, "BLOCKED: cannot run yet: %s\n", p.Entrant.Blocked)
 	}
+	wl := p.Workload
+	fmt.Fprintf(w, "workload %s (dataset %s): %d messages of %s into %s, %s a message before the transform's filters\n",
+		wl.Name, wl.DatasetVersion, wl.Messages, wl.Format, p.Table(), rowsWord(wl.RowsPerMessage))
 	fmt.Fprintf(w, "envelope %s CPUs / %s = min(%d partitions, %d cores − %s infra − %s reserve)\n\n",
 		schema.FormatCPUs(e.Envelope.CPUs), schema.FormatBytes(e.Envelope.Memory), e.Partitions, e.Host.Cores,
 		schema.FormatCPUs(p.Budget.CPUs.Infra), schema.FormatCPUs(e.Reserve.CPUs))
@@ -245,16 +248,13 @@ func writePlan(w io.Writer, p *schema.Plan) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n, c.Role, schema.FormatCPUs(c.CPUs), schema.FormatBytes(c.Memory),
 			schema.FormatBytes(c.MemorySwap), dash(c.Cpuset), heap, parallel, c.Image)
 	}
-	for _, s := range []struct {
-		key string
-		svc schema.Service
-	}{{"broker", e.Infra.Broker}, {"clickhouse", e.Infra.ClickHouse}} {
-		img := s.svc.Run
-		if s.svc.Image != nil {
-			img = s.svc.Image.Ref
+	for _, s := range e.Infra.Keyed() {
+		img := s.Service.Run
+		if s.Service.Image != nil {
+			img = s.Service.Image.Ref
 		}
-		fmt.Fprintf(tw, "%s\tinfra/%s\t%s\t%s\t%s\t%s\t-\t-\t%s\n", s.svc.Name, s.key, schema.FormatCPUs(s.svc.CPUs),
-			schema.FormatBytes(s.svc.Memory), schema.FormatBytes(s.svc.MemorySwap), dash(s.svc.Cpuset), img)
+		fmt.Fprintf(tw, "%s\tinfra/%s\t%s\t%s\t%s\t%s\t-\t-\t%s\n", s.Service.Name, s.Key, schema.FormatCPUs(s.Service.CPUs),
+			schema.FormatBytes(s.Service.Memory), schema.FormatBytes(s.Service.MemorySwap), dash(s.Service.Cpuset), img)
 	}
 	tw.Flush()
 	writePods(w, p)
@@ -379,4 +379,12 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// rowsWord is "1 row" or "n rows".
+func rowsWord(n int) string {
+	if n == 1 {
+		return "1 row"
+	}
+	return fmt.Sprintf("%d rows", n)
 }

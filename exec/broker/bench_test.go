@@ -73,7 +73,7 @@ func timePrefill(b *testing.B, c *Client, topic string) time.Duration {
 	}
 	b.StartTimer()
 	start := time.Now()
-	got, err := c.Prefill(ctx, topic, benchSpec, func(int64, int64) {})
+	got, err := c.Prefill(ctx, topic, dataset(b, benchSpec), func(int64, int64) {})
 	spent := time.Since(start)
 	b.StopTimer()
 	if err != nil {
@@ -149,7 +149,7 @@ func BenchmarkConsumeCeiling(b *testing.B) {
 	if err := c.EnsureTopic(ctx, "ceiling", benchPartitions); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := c.Prefill(ctx, "ceiling", benchSpec, nil); err != nil {
+	if _, err := c.Prefill(ctx, "ceiling", dataset(b, benchSpec), nil); err != nil {
 		b.Fatal(err)
 	}
 	b.SetBytes(benchSpec.Messages * int64(benchSpec.MessageBytes))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"spatec.dev/spatec/workloads"
 	"spatec.dev/spatec/workloads/json-rows"
 )
 
@@ -95,7 +96,7 @@ func TestAdvertisedBrokerIsReachedAtItsAdvertisedAddress(t *testing.T) {
 	if err := c.EnsureTopic(testCtx(t), "adv", 2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Prefill(testCtx(t), "adv", small, nil); err != nil {
+	if _, err := c.Prefill(testCtx(t), "adv", dataset(t, small), nil); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := c.Depth(testCtx(t), "adv"); err != nil || n != 100 {
@@ -141,7 +142,7 @@ func TestPrefillProducesTheDatasetThenReusesIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	var last, calls int64
-	got, err := c.Prefill(ctx, "events", spec, func(done, total int64) {
+	got, err := c.Prefill(ctx, "events", dataset(t, spec), func(done, total int64) {
 		if total != spec.Messages || done < last || done > total {
 			t.Errorf("progress(%d, %d) after %d: want non-decreasing done ≤ total = %d", done, total, last, spec.Messages)
 		}
@@ -162,7 +163,7 @@ func TestPrefillProducesTheDatasetThenReusesIt(t *testing.T) {
 	}
 	assertLayout(t, c, "events", partitions)
 
-	again, err := c.Prefill(ctx, "events", spec, nil)
+	again, err := c.Prefill(ctx, "events", dataset(t, spec), nil)
 	if err != nil {
 		t.Fatalf("second prefill: %v", err)
 	}
@@ -212,7 +213,7 @@ func TestPrefillRefusesATopicOfAnotherDepth(t *testing.T) {
 		t.Fatal(err)
 	}
 	produceRaw(t, c, "events", 10)
-	_, err := c.Prefill(ctx, "events", spec, nil)
+	_, err := c.Prefill(ctx, "events", dataset(t, spec), nil)
 	if !errors.Is(err, ErrDepthMismatch) {
 		t.Fatalf("prefill over 10 foreign messages: got %v, want ErrDepthMismatch", err)
 	}
@@ -231,20 +232,20 @@ func TestPrefillRefusesAnotherDatasetOfTheSameDepth(t *testing.T) {
 	if err := c.EnsureTopic(ctx, "events", 3); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Prefill(ctx, "events", spec, nil); err != nil {
+	if _, err := c.Prefill(ctx, "events", dataset(t, spec), nil); err != nil {
 		t.Fatal(err)
 	}
 	other := spec
 	other.Dataset = "v2"
-	_, err := c.Prefill(ctx, "events", other, nil)
-	if !errors.Is(err, ErrContentMismatch) || !strings.Contains(err.Error(), `is not message 0 of dataset "v2"`) {
+	_, err := c.Prefill(ctx, "events", dataset(t, other), nil)
+	if !errors.Is(err, ErrContentMismatch) || !strings.Contains(err.Error(), `is not message 0 of 3001 messages of dataset "v2"`) {
 		t.Fatalf("prefill of dataset v2 over v1: got %v", err)
 	}
 }
 
 func TestPrefillOfAMissingTopicSaysSo(t *testing.T) {
 	_, c := startBroker(t, 1)
-	_, err := c.Prefill(testCtx(t), "absent", spec, nil)
+	_, err := c.Prefill(testCtx(t), "absent", dataset(t, spec), nil)
 	if !errors.Is(err, ErrNoTopic) {
 		t.Fatalf("prefill of a missing topic: got %v", err)
 	}
@@ -256,7 +257,7 @@ func TestConsumeCeilingReadsEveryMessage(t *testing.T) {
 	if err := c.EnsureTopic(ctx, "events", 4); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Prefill(ctx, "events", spec, nil); err != nil {
+	if _, err := c.Prefill(ctx, "events", dataset(t, spec), nil); err != nil {
 		t.Fatal(err)
 	}
 	got, err := c.ConsumeCeiling(ctx, "events", 0)
@@ -297,9 +298,8 @@ func produceRaw(t *testing.T, c *Client, topic string, n int) {
 }
 
 func TestPrefillRejectsAnInvalidSpec(t *testing.T) {
-	_, c := startBroker(t, 1)
 	bad := jsonrows.Spec{Dataset: "v1", Messages: 10, EventsPerMessage: 1, MessageBytes: 20}
-	if _, err := c.Prefill(testCtx(t), "events", bad, nil); err == nil || !strings.Contains(err.Error(), "message size 20 bytes is too small") {
+	if _, err := workloads.JSONRows(bad); err == nil || !strings.Contains(err.Error(), "message size 20 bytes is too small") {
 		t.Fatalf("prefill with 20-byte messages: got %v", err)
 	}
 }
@@ -360,7 +360,7 @@ func TestResetGroupsWaitsForMembersToLeave(t *testing.T) {
 		t.Fatal(err)
 	}
 	small := jsonrows.Spec{Dataset: "v1", Messages: 10, EventsPerMessage: 1, MessageBytes: 100}
-	if _, err := c.Prefill(ctx, "drained", small, nil); err != nil {
+	if _, err := c.Prefill(ctx, "drained", dataset(t, small), nil); err != nil {
 		t.Fatal(err)
 	}
 	member, err := kgo.NewClient(kgo.SeedBrokers(emb.Addrs()...), kgo.ConsumerGroup("arm"), kgo.ConsumeTopics("drained"),
@@ -390,4 +390,14 @@ func TestResetGroupsWaitsForMembersToLeave(t *testing.T) {
 	if len(told) != 1 || told[0] != "arm/1" {
 		t.Errorf("waiting was told %v; want [arm/1] once", told)
 	}
+}
+
+// dataset is the prefill dataset of a json-rows spec.
+func dataset(t testing.TB, spec jsonrows.Spec) workloads.Dataset {
+	t.Helper()
+	ds, err := workloads.JSONRows(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
 }

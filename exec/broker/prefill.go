@@ -5,14 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"spatec.dev/spatec/workloads/json-rows"
+	"spatec.dev/spatec/workloads"
 )
 
 // Prefilled tells what Prefill did.
@@ -20,8 +20,10 @@ type Prefilled struct {
 	// Reused is true when the topic already held the plan's dataset and
 	// nothing was produced.
 	Reused bool
-	// Produced is how many messages this call produced.
+	// Produced is how many messages this call produced, and Bytes their
+	// values' size.
 	Produced int64
+	Bytes    int64
 	// Elapsed is the time spent producing (zero when reused).
 	Elapsed time.Duration
 }
@@ -56,10 +58,7 @@ func PartitionOf(i int64, partitions int) int32 { return int32(i % int64(partiti
 // The topic must exist (EnsureTopic). progress, when not nil, is called
 // from the calling goroutine as acknowledgements arrive, last with
 // done == total.
-func (c *Client) Prefill(ctx context.Context, topic string, spec jsonrows.Spec, progress func(done, total int64)) (Prefilled, error) {
-	if err := spec.Validate(); err != nil {
-		return Prefilled{}, fmt.Errorf("prefilling topic %s: %w", topic, err)
-	}
+func (c *Client) Prefill(ctx context.Context, topic string, ds workloads.Dataset, progress func(done, total int64)) (Prefilled, error) {
 	spans, err := c.spans(ctx, topic)
 	if err != nil {
 		return Prefilled{}, fmt.Errorf("prefilling topic %s: %w", topic, err)
@@ -69,8 +68,8 @@ func (c *Client) Prefill(ctx context.Context, topic string, spec jsonrows.Spec, 
 		depth += s.depth()
 	}
 	switch {
-	case depth == spec.Messages:
-		if err := c.verifyContent(ctx, topic, spec, spans); err != nil {
+	case depth == ds.Messages():
+		if err := c.verifyContent(ctx, topic, ds, spans); err != nil {
 			return Prefilled{}, err
 		}
 		if progress != nil {
@@ -79,13 +78,13 @@ func (c *Client) Prefill(ctx context.Context, topic string, spec jsonrows.Spec, 
 		return Prefilled{Reused: true}, nil
 	case depth != 0:
 		return Prefilled{}, fmt.Errorf("%w: topic %s holds %d messages; the plan expects %d; delete the topic or use another name",
-			ErrDepthMismatch, topic, depth, spec.Messages)
+			ErrDepthMismatch, topic, depth, ds.Messages())
 	}
 	start := time.Now()
-	n, err := c.produce(ctx, topic, len(spans), spec, progress)
-	out := Prefilled{Produced: n, Elapsed: time.Since(start)}
+	n, bytes, err := c.produce(ctx, topic, len(spans), ds, progress)
+	out := Prefilled{Produced: n, Bytes: bytes, Elapsed: time.Since(start)}
 	if err != nil {
-		return out, fmt.Errorf("prefilling topic %s on %s (%d of %d messages acknowledged): %w", topic, c.addrs(), n, spec.Messages, err)
+		return out, fmt.Errorf("prefilling topic %s on %s (%d of %d messages acknowledged): %w", topic, c.addrs(), n, ds.Messages(), err)
 	}
 	return out, nil
 }
@@ -93,13 +92,14 @@ func (c *Client) Prefill(ctx context.Context, topic string, spec jsonrows.Spec, 
 // verifyContent checks that a topic of the right depth holds this dataset:
 // every partition has the depth the i mod P layout gives it, and the
 // dataset's first and last messages sit where that layout puts them. This
-// catches another dataset tag, message size or event count at the cost of
-// two record reads.
-func (c *Client) verifyContent(ctx context.Context, topic string, spec jsonrows.Spec, spans []span) error {
+// catches another dataset (another tag, message size, event count or
+// schema id) at the cost of two record reads.
+func (c *Client) verifyContent(ctx context.Context, topic string, ds workloads.Dataset, spans []span) error {
 	p := int64(len(spans))
+	messages := ds.Messages()
 	for part, s := range spans {
-		want := spec.Messages / p
-		if int64(part) < spec.Messages%p {
+		want := messages / p
+		if int64(part) < messages%p {
 			want++
 		}
 		if s.depth() != want {
@@ -107,7 +107,7 @@ func (c *Client) verifyContent(ctx context.Context, topic string, spec jsonrows.
 				ErrContentMismatch, topic, part, s.depth(), p, want)
 		}
 	}
-	if spec.Messages == 0 {
+	if messages == 0 {
 		return nil
 	}
 	type sample struct {
@@ -117,7 +117,7 @@ func (c *Client) verifyContent(ctx context.Context, topic string, spec jsonrows.
 	}
 	var samples []sample
 	at := map[int32]map[int64]bool{}
-	for _, i := range []int64{0, spec.Messages - 1} {
+	for _, i := range []int64{0, messages - 1} {
 		part := PartitionOf(i, len(spans))
 		off := spans[part].start + i/p
 		samples = append(samples, sample{part, off, i})
@@ -130,14 +130,15 @@ func (c *Client) verifyContent(ctx context.Context, topic string, spec jsonrows.
 	if err != nil {
 		return err
 	}
+	w := ds.NewWriter()
 	for _, s := range samples {
-		msg, err := spec.Message(s.i)
+		msg, keyLen, err := w.AppendMessage(nil, s.i)
 		if err != nil {
 			return err
 		}
-		if !bytes.Equal(got[s.part][s.off], msg) {
-			return fmt.Errorf("%w: topic %s partition %d offset %d is not message %d of dataset %q (%d-byte messages, %d events each); delete the topic or use another name",
-				ErrContentMismatch, topic, s.part, s.off, s.i, spec.Dataset, spec.MessageBytes, spec.EventsPerMessage)
+		if !bytes.Equal(got[s.part][s.off], msg[keyLen:]) {
+			return fmt.Errorf("%w: topic %s partition %d offset %d is not message %d of %s; delete the topic or use another name",
+				ErrContentMismatch, topic, s.part, s.off, s.i, ds)
 		}
 	}
 	return nil
@@ -198,44 +199,77 @@ func (c *Client) readAt(ctx context.Context, topic string, at map[int32]map[int6
 // slabRecords is how many records one allocation holds: records and their
 // bytes are carved from slabs so that producing a message costs no
 // allocation of its own.
-const slabRecords = 4096
+const slabRecords = 1024
 
-// slabsAhead is how many slabs the generator may make ahead of the
+// slabsAhead is how many slabs each generator may make ahead of the
 // producer.
-const slabsAhead = 4
+const slabsAhead = 2
 
 // slab is a run of consecutive messages ready to produce.
 type slab struct {
 	records []kgo.Record
+	bytes   int64 // the values' size
 	err     error
 }
 
-// makeSlabs generates the dataset's messages as records, in order, on its
-// own goroutine, so that making messages overlaps with producing them.
-// It stops early when ctx ends.
-func makeSlabs(ctx context.Context, topic string, partitions int, spec jsonrows.Spec) <-chan slab {
-	out := make(chan slab, slabsAhead)
+// makeSlabs generates the dataset's messages as records, in order, on
+// goroutines of their own (one per core: encoding a message can cost more
+// than producing it), so that making messages overlaps with producing
+// them. Generator g makes slabs g, g+G, g+2G…, and the slabs come out of
+// the returned channel in order. It stops early when ctx ends.
+func makeSlabs(ctx context.Context, topic string, partitions int, ds workloads.Dataset) <-chan slab {
+	messages := ds.Messages()
+	slabs := (messages + slabRecords - 1) / slabRecords
+	gens := int64(max(1, min(runtime.GOMAXPROCS(0), int(slabs))))
+	lanes := make([]chan slab, gens)
+	for g := range lanes {
+		lanes[g] = make(chan slab, slabsAhead)
+		go func(g int64, lane chan<- slab) {
+			defer close(lane)
+			w := ds.NewWriter()
+			for k := g; k < slabs; k += gens {
+				first := k * slabRecords
+				n := min(slabRecords, messages-first)
+				s := slab{records: make([]kgo.Record, n)}
+				var data []byte
+				for j := range s.records {
+					i := first + int64(j)
+					start := len(data)
+					var keyLen int
+					if data, keyLen, s.err = w.AppendMessage(data, i); s.err != nil {
+						s.records = nil
+						break
+					}
+					r := &s.records[j]
+					r.Topic = topic
+					r.Partition = PartitionOf(i, partitions)
+					r.Key = data[start : start+keyLen : start+keyLen]
+					r.Value = data[start+keyLen : len(data) : len(data)]
+					s.bytes += int64(len(r.Value))
+					if j == 0 {
+						// Room for the rest, from the first message's size;
+						// the first record keeps the bytes it was written to.
+						data = make([]byte, 0, len(data)*int(n)*9/8)
+					}
+				}
+				select {
+				case lane <- s:
+				case <-ctx.Done():
+					return
+				}
+				if s.err != nil {
+					return
+				}
+			}
+		}(int64(g), lanes[g])
+	}
+	out := make(chan slab)
 	go func() {
 		defer close(out)
-		keyWidth := len(strconv.FormatInt(max(spec.Messages-1, 0), 10))
-		for first := int64(0); first < spec.Messages; first += slabRecords {
-			n := min(slabRecords, spec.Messages-first)
-			s := slab{records: make([]kgo.Record, n)}
-			data := make([]byte, 0, n*int64(spec.MessageBytes+keyWidth))
-			for k := range s.records {
-				i := first + int64(k)
-				start := len(data)
-				data = strconv.AppendInt(data, i, 10)
-				keyEnd := len(data)
-				if data, s.err = spec.AppendMessage(data, i); s.err != nil {
-					s.records = nil
-					break
-				}
-				r := &s.records[k]
-				r.Topic = topic
-				r.Partition = PartitionOf(i, partitions)
-				r.Key = data[start:keyEnd:keyEnd]
-				r.Value = data[keyEnd:len(data):len(data)]
+		for k := int64(0); k < slabs; k++ {
+			s, ok := <-lanes[k%gens]
+			if !ok {
+				return
 			}
 			select {
 			case out <- s:
@@ -252,10 +286,10 @@ func makeSlabs(ctx context.Context, topic string, partitions int, spec jsonrows.
 
 // produce writes messages 0..spec.Messages-1 and returns how many were
 // acknowledged.
-func (c *Client) produce(ctx context.Context, topic string, partitions int, spec jsonrows.Spec, progress func(done, total int64)) (int64, error) {
+func (c *Client) produce(ctx context.Context, topic string, partitions int, ds workloads.Dataset, progress func(done, total int64)) (acks, bytes int64, err error) {
 	cl, err := c.newKgo(producerOpts(topic)...)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer cl.Close()
 
@@ -275,17 +309,18 @@ func (c *Client) produce(ctx context.Context, topic string, partitions int, spec
 
 	genCtx, stopGen := context.WithCancel(ctx)
 	defer stopGen()
-	total := spec.Messages
+	total := ds.Messages()
 	step := max(total/100, 1) // report about every percent
 	nextReport := step
 	var sent int64
 produce:
-	for s := range makeSlabs(genCtx, topic, partitions, spec) {
+	for s := range makeSlabs(genCtx, topic, partitions, ds) {
 		if s.err != nil {
 			stopGen()
 			cl.Flush(ctx)
-			return acked.Load(), s.err
+			return acked.Load(), bytes, s.err
 		}
+		bytes += s.bytes
 		for k := range s.records {
 			cl.Produce(ctx, &s.records[k], promise)
 			if failed.Load() {
@@ -300,13 +335,13 @@ produce:
 	}
 	stopGen()
 	if err := cl.Flush(ctx); err != nil {
-		return acked.Load(), err
+		return acked.Load(), bytes, err
 	}
 	if failed.Load() {
-		return acked.Load(), first
+		return acked.Load(), bytes, first
 	}
 	if progress != nil {
 		progress(acked.Load(), total)
 	}
-	return acked.Load(), nil
+	return acked.Load(), bytes, nil
 }

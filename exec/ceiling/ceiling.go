@@ -17,7 +17,8 @@ import (
 
 	"spatec.dev/spatec/exec/broker"
 	"spatec.dev/spatec/exec/chstore"
-	"spatec.dev/spatec/workloads/json-rows"
+	"spatec.dev/spatec/schema"
+	"spatec.dev/spatec/workloads"
 )
 
 // Figures are the measured ceilings.
@@ -45,14 +46,19 @@ type Target struct {
 	// what to sign in with.
 	ClickHouse     string
 	User, Password string
-	// Database holds the scratch table the ingest ceiling writes to.
+	// Database is the environment's database; the ingest ceiling writes
+	// to a scratch database beside it, <database>_ceiling.
 	Database string
-	// Topic is the prefilled benchmark topic.
-	Topic string
-	// Spec is the dataset the topic holds; the ingest ceiling inserts its
-	// rows.
-	Spec jsonrows.Spec
+	// Workload is the workload whose topic the broker ceiling reads and
+	// whose rows (the rows a correct arm lands) the ingest ceiling
+	// inserts, into a table made by its DDL; Messages is the dataset's
+	// size.
+	Workload schema.Workload
+	Messages int64
 }
+
+// ingestRows is the most rows a level of the ingest ceiling inserts.
+const ingestRows = 1_000_000
 
 // Measure reads the whole topic once at the broker's pace, then inserts
 // the dataset's rows into a scratch table at rising concurrency until a
@@ -67,27 +73,35 @@ func Measure(ctx context.Context, t Target, say func(format string, args ...any)
 		return f, err
 	}
 	defer bc.Close()
-	say("broker consume ceiling: reading topic %s from %v", t.Topic, t.Brokers)
-	b, err := bc.ConsumeCeiling(ctx, t.Topic, 0)
+	say("broker consume ceiling: reading topic %s from %v", t.Workload.Topic, t.Brokers)
+	b, err := bc.ConsumeCeiling(ctx, t.Workload.Topic, 0)
 	if err != nil {
 		return f, fmt.Errorf("measuring the consume ceiling: %w", err)
 	}
 	f.Broker.MessagesPerSec, f.Broker.BytesPerSec = b.MessagesPerSec, b.BytesPerSec
 	say("broker consume ceiling: %d messages in %s: %.0f msg/s, %.0f bytes/s", b.Messages, b.Elapsed.Round(1e6), b.MessagesPerSec, b.BytesPerSec)
 
-	st, err := chstore.Open(ctx, t.ClickHouse, t.Database, t.User, t.Password)
+	pool, err := pool(t.Workload, t.Messages)
+	if err != nil {
+		return f, fmt.Errorf("measuring the ingest ceiling: %w", err)
+	}
+	scratch := t.Database + "_ceiling"
+	st, err := chstore.Open(ctx, t.ClickHouse, scratch, t.User, t.Password)
 	if err != nil {
 		return f, err
 	}
 	defer st.Close()
-	table := t.Database + ".spatec_ceiling"
-	if err := st.Exec(ctx, chstore.DefaultDDL(table)); err != nil {
+	defer func() { _ = st.Exec(context.WithoutCancel(ctx), "DROP DATABASE IF EXISTS "+scratch) }()
+	table := scratch + "." + t.Workload.Table.Name
+	if err := st.Exec(ctx, "DROP TABLE IF EXISTS "+table); err != nil {
 		return f, fmt.Errorf("measuring the ingest ceiling: %w", err)
 	}
-	defer func() { _ = st.DropTable(context.WithoutCancel(ctx), table) }()
-	say("clickhouse ingest ceiling: native inserts into %s at %s", table, t.ClickHouse)
+	if err := st.Exec(ctx, t.Workload.Table.DDL); err != nil {
+		return f, fmt.Errorf("measuring the ingest ceiling: %w", err)
+	}
+	say("clickhouse ingest ceiling: native inserts of %s's rows into %s at %s", t.Workload.Name, table, t.ClickHouse)
 	sweep, err := st.IngestCeiling(ctx, table, chstore.IngestOptions{
-		Spec: t.Spec,
+		Pool: pool,
 		Progress: func(l chstore.IngestLevel) {
 			say("clickhouse ingest ceiling: %d writers, %.0f rows/s", l.Concurrency, l.RowsPerSec)
 		},
@@ -98,4 +112,21 @@ func Measure(ctx context.Context, t Target, say func(format string, args ...any)
 	f.ClickHouse.Format, f.ClickHouse.RowsPerSec = "Native", sweep.Best.RowsPerSec
 	f.ClickHouse.Concurrency, f.ClickHouse.Levels = sweep.Best.Concurrency, sweep.Levels
 	return f, nil
+}
+
+// pool makes the batches the ingest ceiling inserts: the rows a correct arm
+// lands from the dataset's first messages, up to ingestRows of them.
+func pool(w schema.Workload, messages int64) ([]chstore.Batch, error) {
+	switch w.Generator.Kind {
+	case "sensor-batch":
+		k, err := workloads.SensorBatch(w)
+		if err != nil {
+			return nil, err
+		}
+		return chstore.SensorBatches(k, uint64(messages), 0, ingestRows), nil
+	case "json-rows":
+		spec := workloads.JSONRowsSpec(w, messages)
+		return chstore.JSONRowsBatches(spec, 0, min(spec.Rows(), ingestRows))
+	}
+	return nil, fmt.Errorf("workload %s: no generator of kind %q", w.Name, w.Generator.Kind)
 }

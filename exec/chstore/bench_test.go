@@ -29,7 +29,7 @@ func BenchmarkIngestVsClickhouseClient(b *testing.B) {
 	if err := s.Exec(ctx, DefaultDDL("events")); err != nil {
 		b.Fatal(err)
 	}
-	pool, err := makeBatches(benchSpec, benchBatchRows, benchSpec.Rows())
+	pool, err := JSONRowsBatches(benchSpec, benchBatchRows, benchSpec.Rows())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func BenchmarkIngestVsClickhouseClient(b *testing.B) {
 		b.StartTimer()
 		start := time.Now()
 		for _, r := range pool {
-			if err := s.Insert(ctx, "events", r); err != nil {
+			if err := r.InsertInto(ctx, s, "events"); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -85,9 +85,13 @@ func BenchmarkIngestCeiling(b *testing.B) {
 	if err := s.Exec(ctx, DefaultDDL("events")); err != nil {
 		b.Fatal(err)
 	}
+	pool, err := JSONRowsBatches(benchSpec, benchBatchRows, min(benchSpec.Rows(), 1_000_000))
+	if err != nil {
+		b.Fatal(err)
+	}
 	var best IngestLevel
 	for b.Loop() {
-		sweep, err := s.IngestCeiling(ctx, "events", IngestOptions{Spec: benchSpec, BatchRows: benchBatchRows})
+		sweep, err := s.IngestCeiling(ctx, "events", IngestOptions{Pool: pool})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -8,18 +8,34 @@ import (
 	"time"
 
 	"spatec.dev/spatec/workloads/json-rows"
+	sensorbatch "spatec.dev/spatec/workloads/sensor-batch"
 )
+
+// Batch is a block of rows one native insert sends.
+type Batch interface {
+	Len() int
+	InsertInto(ctx context.Context, s *Store, table string) error
+}
+
+// InsertInto inserts the rows into table.
+func (r *Rows) InsertInto(ctx context.Context, s *Store, table string) error {
+	return s.Insert(ctx, table, r)
+}
+
+// InsertInto inserts the rows into table.
+func (r *SensorRows) InsertInto(ctx context.Context, s *Store, table string) error {
+	return s.InsertSensorRows(ctx, table, r)
+}
 
 // IngestOptions shape an ingest-ceiling sweep.
 type IngestOptions struct {
-	// Spec gives the rows: its events, message by message.
-	Spec jsonrows.Spec
+	// Pool holds the batches the levels insert, cycling through them, so
+	// that memory does not grow with RowsPerLevel (JSONRowsBatches,
+	// SensorBatches).
+	Pool []Batch
 	// RowsPerLevel is how many rows each concurrency level inserts; the
-	// default is the dataset's rows, at most 1,000,000.
+	// default is the pool's rows.
 	RowsPerLevel int64
-	// BatchRows is the rows per insert (one native block); the default is
-	// 100,000.
-	BatchRows int
 	// MaxConcurrency bounds the sweep; the default is the store's
 	// connection limit.
 	MaxConcurrency int
@@ -57,17 +73,15 @@ const poolBatches = 16
 // The batches are made before the clock starts, so the figure is the
 // server's (and the wire's), not the time spatec takes to make rows.
 func (s *Store) IngestCeiling(ctx context.Context, table string, o IngestOptions) (IngestSweep, error) {
-	if err := o.Spec.Validate(); err != nil {
-		return IngestSweep{}, fmt.Errorf("measuring the ingest ceiling: %w", err)
+	var pooled int64
+	for _, b := range o.Pool {
+		pooled += int64(b.Len())
 	}
-	if o.Spec.Messages == 0 {
-		return IngestSweep{}, errors.New("measuring the ingest ceiling: the dataset has no messages")
+	if pooled == 0 {
+		return IngestSweep{}, errors.New("measuring the ingest ceiling: the dataset has no rows")
 	}
 	if o.RowsPerLevel <= 0 {
-		o.RowsPerLevel = min(o.Spec.Rows(), 1_000_000)
-	}
-	if o.BatchRows <= 0 {
-		o.BatchRows = 100_000
+		o.RowsPerLevel = pooled
 	}
 	if o.MaxConcurrency <= 0 {
 		o.MaxConcurrency = s.maxConns
@@ -80,10 +94,7 @@ func (s *Store) IngestCeiling(ctx context.Context, table string, o IngestOptions
 		o.MinGain = 0.05
 	}
 
-	pool, err := makeBatches(o.Spec, o.BatchRows, o.RowsPerLevel)
-	if err != nil {
-		return IngestSweep{}, fmt.Errorf("measuring the ingest ceiling: %w", err)
-	}
+	pool := o.Pool
 	var sweep IngestSweep
 	for c := 1; c <= o.MaxConcurrency; c *= 2 {
 		if err := s.Truncate(ctx, table); err != nil {
@@ -111,11 +122,18 @@ func (s *Store) IngestCeiling(ctx context.Context, table string, o IngestOptions
 	return sweep, nil
 }
 
-// makeBatches makes up to poolBatches batches of consecutive messages, each
-// of about batchRows rows, enough to cover rows when the dataset allows.
-func makeBatches(spec jsonrows.Spec, batchRows int, rows int64) ([]*Rows, error) {
+// JSONRowsBatches makes up to poolBatches batches of consecutive messages
+// of a json-rows dataset, each of about batchRows rows (100,000 when 0),
+// enough to cover rows when the dataset allows.
+func JSONRowsBatches(spec jsonrows.Spec, batchRows int, rows int64) ([]Batch, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if batchRows <= 0 {
+		batchRows = 100_000
+	}
 	perBatch := max(int64(batchRows)/int64(spec.EventsPerMessage), 1) // messages
-	var pool []*Rows
+	var pool []Batch
 	var covered int64
 	for first := int64(0); first < spec.Messages && len(pool) < poolBatches && covered < rows; first += perBatch {
 		r := &Rows{}
@@ -128,12 +146,37 @@ func makeBatches(spec jsonrows.Spec, batchRows int, rows int64) ([]*Rows, error)
 	return pool, nil
 }
 
+// SensorBatches makes up to poolBatches batches of the rows a correct arm
+// lands from consecutive sensor batches of k's corpus (of the first
+// batches), each of about batchRows rows (100,000 when 0), enough to cover
+// rows when the dataset allows.
+func SensorBatches(k *sensorbatch.Corpus, batches uint64, batchRows int, rows int64) []Batch {
+	if batchRows <= 0 {
+		batchRows = 100_000
+	}
+	var pool []Batch
+	var covered int64
+	var buf []sensorbatch.Row
+	for b := uint64(0); b < batches && len(pool) < poolBatches && covered < rows; {
+		r := &SensorRows{}
+		for ; b < batches && r.Len() < batchRows; b++ {
+			buf = k.AppendRows(buf[:0], b)
+			for _, row := range buf {
+				r.Add(row)
+			}
+		}
+		pool = append(pool, r)
+		covered += int64(r.Len())
+	}
+	return pool
+}
+
 // ingestLevel inserts at least rows rows with conc concurrent inserts,
 // cycling through the pool, and times it.
-func (s *Store) ingestLevel(ctx context.Context, table string, pool []*Rows, conc int, rows int64) (IngestLevel, error) {
+func (s *Store) ingestLevel(ctx context.Context, table string, pool []Batch, conc int, rows int64) (IngestLevel, error) {
 	// Plan the batches first: batch k is pool[k mod len(pool)], until the
 	// rows are covered; worker w sends batches k ≡ w (mod conc).
-	var plan []*Rows
+	var plan []Batch
 	var planned int64
 	for k := 0; planned < rows; k++ {
 		b := pool[k%len(pool)]
@@ -149,7 +192,7 @@ func (s *Store) ingestLevel(ctx context.Context, table string, pool []*Rows, con
 		go func() {
 			defer wg.Done()
 			for k := w; k < len(plan); k += conc {
-				if err := s.Insert(ctx, table, plan[k]); err != nil {
+				if err := plan[k].InsertInto(ctx, s, table); err != nil {
 					cancel(err)
 					return
 				}

@@ -55,6 +55,9 @@ type DrainOptions struct {
 	Poll time.Duration
 	// Timeout bounds the whole drain (C13); it must be positive.
 	Timeout time.Duration
+	// Identity is the SQL expression of a row's identity, whose distinct
+	// values are the rows landed ("id" when empty).
+	Identity string
 	// Since, when set, is when the drain began (the arm's start), if
 	// before the call: Elapsed and FirstRow count from it.
 	Since time.Time
@@ -80,7 +83,7 @@ func (o DrainOptions) queryTimeout() time.Duration {
 //
 // Each period (poll ≤ MaxPoll; 0 means DefaultPoll) it reads count(),
 // which MergeTree answers from part metadata; only once count reaches n
-// does it also compute uniqExact(id). Distinct ids cannot outnumber rows, so
+// does it also compute the distinct identities (uniqExact of o.Identity). Distinct ids cannot outnumber rows, so
 // this sees the end at the same poll as computing both every time would,
 // without a full scan of the table competing with the arm for the server
 // five times a second.
@@ -125,7 +128,7 @@ func (s *Store) WaitDrained(ctx context.Context, table string, n uint64, o Drain
 	for {
 		before := d.Count
 		qctx, cancel := context.WithTimeout(waitCtx, o.queryTimeout())
-		err := s.pollOnce(qctx, table, &d)
+		err := s.pollOnce(qctx, table, o.identity(), &d)
 		cancel()
 		now := time.Now()
 		d.Elapsed = now.Sub(start)
@@ -169,7 +172,7 @@ func (s *Store) WaitDrained(ctx context.Context, table string, n uint64, o Drain
 		case <-waitCtx.Done():
 		}
 		d.Elapsed = time.Since(start)
-		return s.incomplete(ctx, table, d, timeout)
+		return s.incomplete(ctx, table, o.identity(), d, timeout)
 	}
 }
 
@@ -181,7 +184,14 @@ func noAnswer(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
-func (s *Store) pollOnce(ctx context.Context, table string, d *Drain) error {
+func (o DrainOptions) identity() string {
+	if o.Identity == "" {
+		return "id"
+	}
+	return o.Identity
+}
+
+func (s *Store) pollOnce(ctx context.Context, table, identity string, d *Drain) error {
 	d.Polls++
 	count, err := s.Count(ctx, table)
 	if err != nil {
@@ -191,7 +201,7 @@ func (s *Store) pollOnce(ctx context.Context, table string, d *Drain) error {
 	if count < d.Want {
 		return nil
 	}
-	count, distinct, err := s.Counts(ctx, table)
+	count, distinct, err := s.Counts(ctx, table, identity)
 	if err != nil {
 		return err
 	}
@@ -201,10 +211,10 @@ func (s *Store) pollOnce(ctx context.Context, table string, d *Drain) error {
 
 // incomplete measures both counts once more after the wait ended without
 // reaching N, and says why it ended.
-func (s *Store) incomplete(ctx context.Context, table string, d Drain, timeout time.Duration) (Drain, error) {
+func (s *Store) incomplete(ctx context.Context, table, identity string, d Drain, timeout time.Duration) (Drain, error) {
 	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if count, distinct, err := s.Counts(final, table); err == nil {
+	if count, distinct, err := s.Counts(final, table, identity); err == nil {
 		d.Count, d.Distinct, d.Duplicates = count, distinct, count-distinct
 		d.Counted, d.DistinctCounted = true, true
 	}

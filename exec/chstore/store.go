@@ -178,15 +178,17 @@ func (s *Store) Count(ctx context.Context, table string) (uint64, error) {
 	return n, nil
 }
 
-// Counts returns the rows in table and the distinct ids among them
-// (uniqExact, exact at any size). count − distinct are duplicates.
-func (s *Store) Counts(ctx context.Context, table string) (count, distinct uint64, err error) {
+// Counts returns the rows in table and the distinct row identities among
+// them: uniqExact of identity, an SQL expression such as "id" or
+// "(batch_id, event_seq)", exact at any size. count − distinct are
+// duplicates.
+func (s *Store) Counts(ctx context.Context, table, identity string) (count, distinct uint64, err error) {
 	if err := checkTable(table); err != nil {
 		return 0, 0, err
 	}
-	err = s.conn.QueryRow(ctx, "SELECT count(), uniqExact(id) FROM "+table).Scan(&count, &distinct)
+	err = s.conn.QueryRow(ctx, "SELECT count(), uniqExact("+identity+") FROM "+table).Scan(&count, &distinct)
 	if err != nil {
-		return 0, 0, fmt.Errorf("counting rows and distinct ids of %s on ClickHouse at %s: %w", table, s.addr, err)
+		return 0, 0, fmt.Errorf("counting rows and distinct identities %s of %s on ClickHouse at %s: %w", identity, table, s.addr, err)
 	}
 	return count, distinct, nil
 }

@@ -15,8 +15,8 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 
-	"spatec.dev/spatec/workloads/json-rows"
 	"spatec.dev/spatec/internal/testenv"
+	"spatec.dev/spatec/workloads/json-rows"
 )
 
 // testAddr is the ClickHouse the tests use; .ci/services starts one.
@@ -87,7 +87,7 @@ func TestCountsSeeDistinctIDsAndDuplicates(t *testing.T) {
 	ctx := testCtx(t)
 	insertMessages(t, s, table, 0, spec.Messages)
 	insertMessages(t, s, table, 0, 50) // 100 duplicate rows
-	count, distinct, err := s.Counts(ctx, table)
+	count, distinct, err := s.Counts(ctx, table, "id")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestCountsSeeDistinctIDsAndDuplicates(t *testing.T) {
 	if err := s.Truncate(ctx, table); err != nil {
 		t.Fatal(err)
 	}
-	if count, distinct, err = s.Counts(ctx, table); err != nil || count != 0 || distinct != 0 {
+	if count, distinct, err = s.Counts(ctx, table, "id"); err != nil || count != 0 || distinct != 0 {
 		t.Fatalf("after truncate: %d rows, %d distinct (err %v), want none", count, distinct, err)
 	}
 }
@@ -146,7 +146,7 @@ func TestWaitDrainedEndsWhenDistinctReachesN(t *testing.T) {
 	if d.FirstRow <= 0 || d.FirstRow > d.Elapsed || d.Polls < 2 || polls.Load() != int64(d.Polls) {
 		t.Fatalf("drain %+v after %d progress calls: want a first row within the drain and one call per poll", d, polls.Load())
 	}
-	count, distinct, _ := s.Counts(ctx, table)
+	count, distinct, _ := s.Counts(ctx, table, "id")
 	if count != uint64(spec.Rows())+20 || distinct != uint64(spec.Rows()) {
 		t.Fatalf("final counts %d rows, %d distinct; want %d rows, %d distinct", count, distinct, spec.Rows()+20, spec.Rows())
 	}
@@ -347,9 +347,13 @@ func TestIngestCeilingClimbsUntilItStops(t *testing.T) {
 	s := openTestStore(t, WithMaxConns(4))
 	table := newTable(t, s)
 	small := jsonrows.Spec{Dataset: "v1", Messages: 5000, EventsPerMessage: 2, MessageBytes: 300}
+	pool, err := JSONRowsBatches(small, 2000, 8000)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var reported int
 	sweep, err := s.IngestCeiling(testCtx(t), table, IngestOptions{
-		Spec: small, RowsPerLevel: 8000, BatchRows: 2000,
+		Pool: pool, RowsPerLevel: 8000,
 		Progress: func(IngestLevel) { reported++ },
 	})
 	if err != nil {
@@ -383,7 +387,7 @@ func TestIngestCeilingClimbsUntilItStops(t *testing.T) {
 	if count, _ := s.Count(testCtx(t), table); count != 0 {
 		t.Fatalf("sweep left %d rows in the table", count)
 	}
-	if _, err := s.IngestCeiling(testCtx(t), table, IngestOptions{Spec: small, MaxConcurrency: 8}); err == nil ||
+	if _, err := s.IngestCeiling(testCtx(t), table, IngestOptions{Pool: pool, MaxConcurrency: 8}); err == nil ||
 		!strings.Contains(err.Error(), "the store opens at most 4 (open it WithMaxConns(8))") {
 		t.Fatalf("sweep beyond the connection limit: got %v", err)
 	}

@@ -91,14 +91,11 @@ func ForPlan(p *schema.Plan) (*Manifests, error) {
 		}
 		m.Pods = append(m.Pods, pod)
 	}
-	for _, s := range []struct {
-		key string
-		svc schema.Service
-	}{{"broker", p.Env.Infra.Broker}, {"clickhouse", p.Env.Infra.ClickHouse}} {
-		if s.svc.Run != "container" {
+	for _, s := range p.Env.Infra.Keyed() {
+		if s.Service.Run != "container" {
 			continue
 		}
-		if err := m.addService(p, s.key, s.svc, digest); err != nil {
+		if err := m.addService(p, s.Key, s.Service, digest); err != nil {
 			return nil, err
 		}
 	}

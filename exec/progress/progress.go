@@ -1,5 +1,5 @@
 // Package progress tells a person watching a long run where it is: which
-// phase (infra, verify, prefill, drain, gates, teardown), how far through,
+// phase (infra, prefill, expect, verify, drain, gates, teardown), how far through,
 // how fast, and how long is left.
 //
 // On a terminal it redraws one status line in place, at most ten times a
@@ -28,11 +28,12 @@ import (
 
 // The phases of a run, in the order spatec exec goes through them.
 const (
-	PhaseInfra    = "infra"    // start the broker and ClickHouse
-	PhaseVerify   = "verify"   // read the caps back from the cgroups
+	PhaseInfra    = "infra"    // start the broker, ClickHouse and a registry
 	PhasePrefill  = "prefill"  // produce the dataset, counted in messages
+	PhaseExpect   = "expect"   // compute what a correct arm lands, counted in messages
+	PhaseVerify   = "verify"   // read the caps back from the cgroups
 	PhaseDrain    = "drain"    // the arm drains the topic, counted in rows
-	PhaseGates    = "gates"    // completeness and ceiling checks
+	PhaseGates    = "gates"    // completeness, checksum and ceiling checks
 	PhaseTeardown = "teardown" // remove what the run created
 )
 

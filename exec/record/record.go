@@ -162,6 +162,8 @@ type Record struct {
 	Note string `json:"note,omitempty"`
 	// Series names the run's window over time, kept beside the log.
 	Series *SeriesRef `json:"series,omitempty"`
+	// Gates are the correctness gates the drain was judged by.
+	Gates []Gate `json:"gates,omitempty"`
 }
 
 // SUT is the system under test as it actually ran.
@@ -249,14 +251,46 @@ type Host struct {
 
 // Dataset identifies the corpus the arm drained.
 type Dataset struct {
-	// Version names the corpus definition; records over different
-	// datasets are never aggregated together.
+	// Workload names the workload the plan ran (sensor-batch, json-rows).
+	Workload string `json:"workload,omitempty"`
+	// Version names the corpus definition (the workload's
+	// dataset_version); records over different datasets are never
+	// aggregated together.
 	Version string `json:"version"`
 	// Messages is the broker's own message count (high watermarks) and
-	// ExpectedRows the N it implies (C13).
+	// ExpectedRows the N it implies (C13): the rows a correct arm lands,
+	// after the transform's filters.
 	Messages     int64 `json:"messages"`
 	ExpectedRows int64 `json:"expected_rows"`
+	// Bytes is the messages' size on the wire, in all.
+	Bytes int64 `json:"bytes,omitempty"`
 }
+
+// Gate is one correctness gate a drain was judged by, after the arm
+// stopped and the table quiesced: what it expected and what it found, by
+// quantity (decimal strings: the checksum's sums outgrow 64 bits).
+type Gate struct {
+	// Name is loss, checksum or duplicates.
+	Name     string            `json:"name"`
+	Passed   bool              `json:"passed"`
+	Expected map[string]string `json:"expected"`
+	Found    map[string]string `json:"found"`
+	// Note says why a gate failed, or why it could not be read.
+	Note string `json:"note,omitempty"`
+}
+
+// The gates.
+const (
+	// GateLoss: the distinct row identities landed equal the rows the
+	// dataset yields (C13).
+	GateLoss = "loss"
+	// GateChecksum: every sum of the workload's checksum over the distinct
+	// rows equals the generator's closed form: the arm did the work.
+	GateChecksum = "checksum"
+	// GateDuplicates: every duplicate is an exact copy of its row (how
+	// many there are is the duplicate_rows metric, never a failure).
+	GateDuplicates = "duplicates"
+)
 
 // Window describes the measurement window, which bounds how finely two runs
 // can be told apart.

@@ -129,7 +129,7 @@ func knobsText(k map[string]any) string {
 }
 
 func sectionTitle(s *Section) string {
-	return fmt.Sprintf("%s · %s · env %s · harness %d · dataset %s · %s messages", s.ID, s.Env, short(s.EnvDigest), s.HarnessVersion, s.DatasetVersion, human(float64(s.Messages)))
+	return fmt.Sprintf("%s · %s · env %s · harness %d · workload %s · dataset %s · %s messages", s.ID, s.Env, short(s.EnvDigest), s.HarnessVersion, orNone(s.Workload), s.DatasetVersion, human(float64(s.Messages)))
 }
 
 func plural(n int, noun string) string {

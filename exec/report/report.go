@@ -89,12 +89,15 @@ type Report struct {
 }
 
 // Section holds the arms of one comparability class: one environment at one
-// environment digest, harness version and dataset version.
+// environment digest, harness version, workload and dataset version.
 type Section struct {
 	ID             string `json:"id"`
 	Env            string `json:"env"`
 	EnvDigest      string `json:"env_digest"`
 	HarnessVersion int    `json:"harness_version"`
+	// Workload names the workload the arms ran; two workloads are never
+	// ranked together.
+	Workload       string `json:"workload,omitempty"`
 	DatasetVersion string `json:"dataset_version"`
 	// Messages is how many of the dataset's messages the runs drained: a
 	// rate over fewer rows carries more of the start-up, so sizes are
@@ -187,6 +190,7 @@ type Stat struct {
 type sectionKey struct {
 	env, envDigest string
 	harness        int
+	workload       string
 	dataset        string
 	messages       int64
 }
@@ -284,11 +288,11 @@ type builder struct {
 func (b *builder) add(path string, line int, rec *record.Record) {
 	b.rep.Records++
 	b.rep.history.addRecord(rec)
-	sk := sectionKey{rec.Run.Env, rec.Run.EnvDigest, rec.Run.HarnessVersion, rec.Run.Dataset.Version, rec.Run.Dataset.Messages}
+	sk := sectionKey{rec.Run.Env, rec.Run.EnvDigest, rec.Run.HarnessVersion, rec.Run.Dataset.Workload, rec.Run.Dataset.Version, rec.Run.Dataset.Messages}
 	sec := b.sections[sk]
 	if sec == nil {
 		sec = &Section{
-			Env: sk.env, EnvDigest: sk.envDigest, HarnessVersion: sk.harness, DatasetVersion: sk.dataset, Messages: sk.messages,
+			Env: sk.env, EnvDigest: sk.envDigest, HarnessVersion: sk.harness, Workload: sk.workload, DatasetVersion: sk.dataset, Messages: sk.messages,
 			arms: map[armKey]*Arm{},
 		}
 		b.sections[sk] = sec
@@ -420,6 +424,7 @@ func (b *builder) finish(baseline string) {
 			b.LastRun.Compare(a.LastRun), // newest first within an environment
 			cmp.Compare(a.EnvDigest, b.EnvDigest),
 			cmp.Compare(a.HarnessVersion, b.HarnessVersion),
+			cmp.Compare(a.Workload, b.Workload),
 			cmp.Compare(a.DatasetVersion, b.DatasetVersion),
 			cmp.Compare(b.Messages, a.Messages), // the whole dataset before a part of it
 		)
@@ -451,7 +456,7 @@ func (b *builder) finish(baseline string) {
 // sameConditions reports whether two sections differ only in how many of
 // the dataset's messages their runs drained.
 func sameConditions(a, b *Section) bool {
-	return a.EnvDigest == b.EnvDigest && a.HarnessVersion == b.HarnessVersion && a.DatasetVersion == b.DatasetVersion
+	return a.EnvDigest == b.EnvDigest && a.HarnessVersion == b.HarnessVersion && a.Workload == b.Workload && a.DatasetVersion == b.DatasetVersion
 }
 
 func differences(a, b *Section) string {
@@ -464,6 +469,9 @@ func differences(a, b *Section) string {
 	}
 	if a.HarnessVersion != b.HarnessVersion {
 		d = append(d, fmt.Sprintf("harness version %d vs %d", a.HarnessVersion, b.HarnessVersion))
+	}
+	if a.Workload != b.Workload {
+		d = append(d, fmt.Sprintf("workload %s vs %s", orNone(a.Workload), orNone(b.Workload)))
 	}
 	if a.DatasetVersion != b.DatasetVersion {
 		d = append(d, fmt.Sprintf("dataset %s vs %s", a.DatasetVersion, b.DatasetVersion))
@@ -586,4 +594,13 @@ func labelArms(arms []*Arm) {
 			a.Label += "#" + hex.EncodeToString(sum[:3])
 		}
 	}
+}
+
+// orNone names a workload a record does not name (written before records
+// named their workload).
+func orNone(w string) string {
+	if w == "" {
+		return "(unnamed)"
+	}
+	return w
 }

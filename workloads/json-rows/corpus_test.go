@@ -2,9 +2,13 @@ package jsonrows
 
 import (
 	"bytes"
+	"context"
 	"hash/crc64"
+	"math/big"
 	"strings"
 	"testing"
+
+	"spatec.dev/spatec/workloads/checksum"
 )
 
 func testSpec() Spec {
@@ -208,5 +212,54 @@ func TestLettersMapsEveryByteIntoTheAlphabet(t *testing.T) {
 				t.Fatalf("byte %#x at position %d maps to %q, want %q", b, pos, got, want)
 			}
 		}
+	}
+}
+
+// The expectation agrees with the rows a reader decodes from the messages,
+// summed from the decoded values.
+func TestExpectationAgreesWithTheDecodedRows(t *testing.T) {
+	spec := Spec{Dataset: "v1", Messages: 300, EventsPerMessage: 3, MessageBytes: 400}
+	exp, err := spec.Expect(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums := map[string]*big.Int{}
+	for _, n := range SumNames {
+		sums[n] = new(big.Int)
+	}
+	add := func(n string, v *big.Int) { sums[n].Add(sums[n], v) }
+	fp := func(s string) *big.Int {
+		h, tl := checksum.Fingerprint(s)
+		return new(big.Int).Add(new(big.Int).SetUint64(h), new(big.Int).SetUint64(tl))
+	}
+	var rows uint64
+	for i := range spec.Messages {
+		msg, err := spec.Message(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := AppendDecoded(nil, msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			rows++
+			add(SumValue, big.NewInt(e.Value))
+			add(SumUserID, big.NewInt(int64(e.UserID)))
+			add(SumTS, big.NewInt(int64(e.TS)))
+			add(SumKind, fp(e.Kind))
+			add(SumPayload, fp(e.Payload))
+		}
+	}
+	if rows != exp.Rows {
+		t.Errorf("decoded %d rows; the expectation says %d", rows, exp.Rows)
+	}
+	for _, n := range SumNames {
+		if sums[n].Cmp(exp.Sums[n]) != 0 {
+			t.Errorf("%s: decoded rows sum to %s; the expectation says %s", n, sums[n], exp.Sums[n])
+		}
+	}
+	if exp.Sums[SumValue].Sign() == 0 {
+		t.Error("the values sum to 0: the signed sum is not exercised")
 	}
 }

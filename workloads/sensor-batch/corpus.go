@@ -303,3 +303,55 @@ func (e *Encoder) AppendMessage(dst []byte, schemaID uint32, b uint64) ([]byte, 
 
 // FrameBytes is the Confluent framing's size: the magic byte and the id.
 const FrameBytes = 5
+
+// Row is one row of sensor_events, in the table's column order.
+type Row struct {
+	BatchID     uint64
+	EventSeq    uint16
+	Sensor      string
+	Region      string
+	NameUpper   string
+	Unit        string
+	Value       int64
+	ValueScaled int64
+	Quality     *float64
+	Tags        []string
+	BatchTSMs   int64 // batch_ts, in Unix milliseconds
+	SendTSUs    int64 // send_ts, in Unix microseconds
+}
+
+// Columns are sensor_events' columns, in the order of Row's fields and of
+// every insert.
+var Columns = []string{"batch_id", "event_seq", "sensor", "region", "name_upper", "unit", "value", "value_scaled", "quality", "tags", "batch_ts", "send_ts"}
+
+// AppendRows appends the rows a correct arm lands for prefilled batch b:
+// the workload's own transform, from the derivations, for what needs the
+// rows themselves (the ingest ceiling's inserts). Each row's Quality and
+// Tags are its own.
+func (k *Corpus) AppendRows(dst []Row, b uint64) []Row {
+	region := ""
+	if r := k.regionIndex(b); r >= 0 {
+		region = k.regions[r]
+	}
+	for i := range k.c.EventsPerBatch {
+		s := uint64(i)
+		if !k.Keeps(b, s) {
+			continue
+		}
+		row := Row{
+			BatchID: b, EventSeq: uint16(i), Sensor: k.sensors[k.sensorIndex(b)], Region: region,
+			NameUpper: ASCIIUpper(k.names[k.nameIndex(b, s)]), Unit: k.c.Units[k.unitIndex(b, s)],
+			Value: k.value(b, s), BatchTSMs: k.batchTSMillis(b), SendTSUs: k.prefillSendTSMicros(b),
+		}
+		row.ValueScaled = ValueScaled(row.Value, int32(i))
+		if q, ok := k.quality(b, s); ok {
+			row.Quality = &q
+		}
+		row.Tags = make([]string, k.tagCount(b, s))
+		for j := range row.Tags {
+			row.Tags[j] = k.tags[k.tagIndex(b, s, uint64(j))]
+		}
+		dst = append(dst, row)
+	}
+	return dst
+}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/hamba/avro/v2"
+
+	"spatec.dev/spatec/workloads/checksum"
 )
 
 // harness are the constants of the public reference harness's workload
@@ -130,12 +132,12 @@ func TestFingerprint(t *testing.T) {
 		"region-3":         "11930833490185392805",
 		"tag-15tag-0tag-1": "14456948040575913637",
 	} {
-		h, tl := Fingerprint(s)
+		h, tl := checksum.Fingerprint(s)
 		got := new(big.Int).Add(new(big.Int).SetUint64(h), new(big.Int).SetUint64(tl))
 		if got.String() != want {
 			t.Errorf("Fingerprint(%q) = %s; want %s", s, got, want)
 		}
-		ph, pt := fingerprintParts(splitEvery(s, 3)...)
+		ph, pt := checksum.Fingerprint(splitEvery(s, 3)...)
 		if ph != h || pt != tl {
 			t.Errorf("the fingerprint of %q in parts differs from the whole's", s)
 		}
@@ -181,7 +183,7 @@ func TestFingerprintSeparatesTheCorpusStrings(t *testing.T) {
 				t.Fatalf("the corpus holds %q, which is not ASCII", s)
 			}
 		}
-		h, tl := Fingerprint(s)
+		h, tl := checksum.Fingerprint(s)
 		if other, ok := seen[[2]uint64{h, tl}]; ok {
 			t.Fatalf("%q and %q share a fingerprint", s, other)
 		}
@@ -208,7 +210,7 @@ func TestExpectationAgreesWithADecodedFlatten(t *testing.T) {
 	}
 	add := func(name string, v int64) { sums[name].Add(sums[name], big.NewInt(v)) }
 	addFP := func(name, s string) {
-		h, tl := Fingerprint(s)
+		h, tl := checksum.Fingerprint(s)
 		sums[name].Add(sums[name], new(big.Int).SetUint64(h))
 		sums[name].Add(sums[name], new(big.Int).SetUint64(tl))
 	}
@@ -296,7 +298,7 @@ func TestWrongTransformsMissTheExpectation(t *testing.T) {
 }
 
 func fp(s string) *big.Int {
-	h, t := Fingerprint(s)
+	h, t := checksum.Fingerprint(s)
 	return new(big.Int).Add(new(big.Int).SetUint64(h), new(big.Int).SetUint64(t))
 }
 

@@ -2,13 +2,13 @@ package sensorbatch
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"math/big"
-	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"spatec.dev/spatec/workloads/checksum"
 )
 
 // The checksum's sums, by the names workload.cue gives them. Each is a sum
@@ -53,79 +53,16 @@ const (
 // expectChunk is how many batches a worker takes at a time.
 const expectChunk = 4096
 
-// Fingerprint reduces a short string to an integer that ClickHouse computes
-// the same way: its first eight bytes and its last eight bytes reversed,
-// each read as a little-endian u64 (zero-padded), added. In SQL:
-// reinterpretAsUInt64(s) + reinterpretAsUInt64(reverse(s)), which every
-// ClickHouse version has. It reads every byte of a string of up to 16
-// bytes, which covers every string this corpus emits
-// (TestFingerprintSeparatesTheCorpusStrings).
-func Fingerprint(s string) (head, tail uint64) { return fingerprintParts(s) }
-
-// fingerprintParts is the fingerprint of the parts' concatenation, without
-// making it.
-func fingerprintParts(parts ...string) (head, tail uint64) {
-	var h, t [8]byte
-	n := 0
-	for _, p := range parts {
-		for i := 0; i < len(p) && n < 8; i++ {
-			h[n] = p[i]
-			n++
-		}
-	}
-	n = 0
-	for i := len(parts) - 1; i >= 0 && n < 8; i-- {
-		p := parts[i]
-		for j := len(p) - 1; j >= 0 && n < 8; j-- {
-			t[n] = p[j]
-			n++
-		}
-	}
-	return binary.LittleEndian.Uint64(h[:]), binary.LittleEndian.Uint64(t[:])
-}
-
-// u128 is an unsigned 128-bit accumulator: the sums outgrow 64 bits over a
-// large corpus (110M rows of fingerprints near 2^64).
-type u128 struct{ hi, lo uint64 }
-
-func (a *u128) add(x uint64) {
-	var c uint64
-	a.lo, c = bits.Add64(a.lo, x, 0)
-	a.hi += c
-}
-
-func (a *u128) addU128(b u128) {
-	var c uint64
-	a.lo, c = bits.Add64(a.lo, b.lo, 0)
-	a.hi += b.hi + c
-}
-
-func (a u128) big() *big.Int {
-	v := new(big.Int).SetUint64(a.hi)
-	v.Lsh(v, 64)
-	return v.Or(v, new(big.Int).SetUint64(a.lo))
-}
-
-// Expected is what a correct arm lands for the first Batches batches.
-type Expected struct {
-	Batches uint64
-	// Rows is the rows the transform keeps: distinct (batch_id, event_seq)
-	// identities a correct arm lands.
-	Rows uint64
-	// Sums are the checksum's sums over those rows, by name (SumNames).
-	Sums map[string]*big.Int
-}
-
 // accumulator holds one worker's sums.
 type accumulator struct {
 	rows uint64
-	sums [slots]u128
+	sums [slots]checksum.Sum
 }
 
 func (a *accumulator) merge(b *accumulator) {
 	a.rows += b.rows
 	for i := range a.sums {
-		a.sums[i].addU128(b.sums[i])
+		a.sums[i].AddSum(b.sums[i])
 	}
 }
 
@@ -158,7 +95,7 @@ func newTagFingerprints(k *Corpus) *tagFingerprints {
 			for j := range tc {
 				parts[j] = k.tags[idx[j]]
 			}
-			tf.table[key].head, tf.table[key].tail = fingerprintParts(parts[:tc]...)
+			tf.table[key].head, tf.table[key].tail = checksum.Fingerprint(parts[:tc]...)
 		}
 	}
 	return tf
@@ -175,26 +112,20 @@ func (tf *tagFingerprints) of(k *Corpus, b, s, tc uint64) pair {
 		for j := range tc {
 			parts[j] = k.tags[idx[j]]
 		}
-		h, t := fingerprintParts(parts[:tc]...)
+		h, t := checksum.Fingerprint(parts[:tc]...)
 		return pair{h, t}
 	}
 	t := tf.tags
 	return tf.table[((tc*t+idx[0])*t+idx[1])*t+idx[2]]
 }
 
-// addFingerprint adds the fingerprint of s (head and tail) to a.
-func addFingerprint(a *u128, head, tail uint64) {
-	a.add(head)
-	a.add(tail)
-}
-
 // Expect computes the expectation for the first batches batches, over every
 // core. progress, when not nil, is called with the batches done so far.
-func (k *Corpus) Expect(ctx context.Context, batches uint64, progress func(done uint64)) (Expected, error) {
+func (k *Corpus) Expect(ctx context.Context, batches uint64, progress func(done uint64)) (checksum.Expected, error) {
 	table := func(ss []string, f func(string) string) []pair {
 		out := make([]pair, len(ss))
 		for i, s := range ss {
-			out[i].head, out[i].tail = Fingerprint(f(s))
+			out[i].head, out[i].tail = checksum.Fingerprint(f(s))
 		}
 		return out
 	}
@@ -237,22 +168,22 @@ func (k *Corpus) Expect(ctx context.Context, batches uint64, progress func(done 
 						}
 						v := k.value(b, s)
 						acc.rows++
-						acc.sums[slotValue].add(uint64(v))
-						acc.sums[slotValueScaled].add(uint64(ValueScaled(v, int32(i))))
-						addFingerprint(&acc.sums[slotSensor], sensor.head, sensor.tail)
-						addFingerprint(&acc.sums[slotRegion], region.head, region.tail)
+						acc.sums[slotValue].AddUnsigned(uint64(v))
+						acc.sums[slotValueScaled].AddUnsigned(uint64(ValueScaled(v, int32(i))))
+						acc.sums[slotSensor].AddFingerprint(sensor.head, sensor.tail)
+						acc.sums[slotRegion].AddFingerprint(region.head, region.tail)
 						n := namesUpper[k.nameIndex(b, s)]
-						addFingerprint(&acc.sums[slotName], n.head, n.tail)
+						acc.sums[slotName].AddFingerprint(n.head, n.tail)
 						u := units[k.unitIndex(b, s)]
-						addFingerprint(&acc.sums[slotUnit], u.head, u.tail)
+						acc.sums[slotUnit].AddFingerprint(u.head, u.tail)
 						tc := k.tagCount(b, s)
-						acc.sums[slotTagCount].add(tc)
+						acc.sums[slotTagCount].AddUnsigned(tc)
 						tf := tagFP.of(k, b, s, tc)
-						addFingerprint(&acc.sums[slotTag], tf.head, tf.tail)
-						acc.sums[slotBatchTS].add(batchTS)
-						acc.sums[slotSendTS].add(sendTS)
+						acc.sums[slotTag].AddFingerprint(tf.head, tf.tail)
+						acc.sums[slotBatchTS].AddUnsigned(batchTS)
+						acc.sums[slotSendTS].AddUnsigned(sendTS)
 						if _, ok := k.quality(b, s); !ok {
-							acc.sums[slotNullQuality].add(1)
+							acc.sums[slotNullQuality].AddUnsigned(1)
 						}
 					}
 				}
@@ -265,15 +196,15 @@ func (k *Corpus) Expect(ctx context.Context, batches uint64, progress func(done 
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return Expected{}, err
+		return checksum.Expected{}, err
 	}
 	var total accumulator
 	for i := range results {
 		total.merge(&results[i])
 	}
-	out := Expected{Batches: batches, Rows: total.rows, Sums: map[string]*big.Int{}}
+	out := checksum.Expected{Messages: int64(batches), Rows: total.rows, Sums: map[string]*big.Int{}}
 	for i, name := range SumNames {
-		out.Sums[name] = total.sums[i].big()
+		out.Sums[name] = total.sums[i].Big()
 	}
 	return out, nil
 }

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+func corpusJSON(t *testing.T, args ...string) corpusOut {
+	t.Helper()
+	code, out, errOut := cli(t, append([]string{"corpus", "-o", "json"}, args...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var c corpusOut
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return c
+}
+
+// The expectation for the harness's published dataset (its records report,
+// for batches: 1500000, ch_written_rows 110,250,000 and ceilings whose
+// bytes/messages ratio is about 4,065) is that dataset's, from the tree's
+// workload declaration alone.
+func TestCorpusMatchesThePublishedRecord(t *testing.T) {
+	c := corpusJSON(t, "--workload", "sensor-batch", "--batches", "1500000")
+	if c.ExpectedRows != 110_250_000 {
+		t.Errorf("expected_rows = %d; the published records report 110250000", c.ExpectedRows)
+	}
+	if d := math.Abs(c.MeanMessageBytes-4065) / 4065; d > 0.01 {
+		t.Errorf("mean_message_bytes = %.1f, %.2f%% from the published 4065", c.MeanMessageBytes, 100*d)
+	}
+	if !strings.HasPrefix(c.DatasetVersion, "sensor-batch@") || c.Messages != 1_500_000 {
+		t.Errorf("workload %q, %d messages, dataset %q", c.Workload, c.Messages, c.DatasetVersion)
+	}
+}
+
+// The tree's constants are the harness's: over the first 1000 batches the
+// checksum is the one the harness's golden test pins.
+func TestCorpusIsTheHarnessCorpus(t *testing.T) {
+	c := corpusJSON(t, "--workload", "sensor-batch", "--batches", "1000")
+	want := map[string]string{
+		"value_sum":         "36712213045500",
+		"value_scaled_sum":  "1903970758089327",
+		"sensor_sum":        "862547254290276801415122",
+		"region_sum":        "789224923606139885762498",
+		"name_sum":          "650904861039966432802372",
+		"unit_sum":          "635040811622225011500",
+		"tag_count_sum":     "105000",
+		"tag_sum":           "483030864161340461867712",
+		"batch_ts_sum":      "130242000036711750",
+		"null_quality_rows": "17500",
+	}
+	if c.ExpectedRows != 73_500 {
+		t.Errorf("expected_rows = %d; the harness's is 73500", c.ExpectedRows)
+	}
+	for k, v := range want {
+		if c.Checksum[k] != v {
+			t.Errorf("checksum %s = %s; the harness's is %s", k, c.Checksum[k], v)
+		}
+	}
+}
+
+func TestCorpusUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"corpus", "--batches", "10"}, "--workload is required"},
+		{[]string{"corpus", "--workload", "sensor-batch"}, "--batches is 0"},
+		{[]string{"corpus", "--workload", "nope", "--batches", "10"}, `no workload "nope"; the tree has: json-rows, sensor-batch`},
+	} {
+		code, _, errOut := cli(t, tc.args...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, %q; want %d saying %q", tc.args, code, errOut, exitUsage, tc.want)
+		}
+	}
+}
