@@ -152,3 +152,22 @@ func TestDigestDetectsEdits(t *testing.T) {
 		t.Fatalf("an edited plan must fail its digest check, got %v", err)
 	}
 }
+
+// A variant may run another workload than the entrant's default: each
+// plan's workload is its own variant's, whichever plan was decoded first.
+func TestEachVariantRunsItsOwnWorkload(t *testing.T) {
+	tr, err := Load(Options{FS: realTree(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ variant, workload string }{{"json-rows", "json-rows"}, {"default", "sensor-batch"}, {"json-rows", "json-rows"}} {
+		p, ps := tr.Resolve("local-containers", "reference", tc.variant)
+		if len(ps) > 0 {
+			t.Fatal(ps)
+		}
+		if p.Workload.Name != tc.workload || p.Entrant.Runs != tc.workload || p.Entrant.Containers["consumer"].Environment["SPATEC_WORKLOAD"] != tc.workload {
+			t.Errorf("reference:%s runs %s (entrant says %s, its container %s); want %s",
+				tc.variant, p.Workload.Name, p.Entrant.Runs, p.Entrant.Containers["consumer"].Environment["SPATEC_WORKLOAD"], tc.workload)
+		}
+	}
+}

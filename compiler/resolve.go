@@ -130,14 +130,13 @@ func (t *Tree) decode(pv cue.Value, envName, variant string) (*schema.Plan, erro
 			Blocked     string                    `json:"blocked"`
 			Supports    []string                  `json:"supports"`
 			Implements  []string                  `json:"implements"`
-			Runs        string                    `json:"runs"`
 			Version     schema.Version            `json:"version"`
 			Variants    map[string]schema.Variant `json:"variants"`
 		}
 		for _, f := range []struct {
 			name string
 			into any
-		}{{"name", &s.Name}, {"description", &s.Description}, {"supports", &s.Supports}, {"implements", &s.Implements}, {"runs", &s.Runs}, {"version", &s.Version}, {"variants", &s.Variants}} {
+		}{{"name", &s.Name}, {"description", &s.Description}, {"supports", &s.Supports}, {"implements", &s.Implements}, {"version", &s.Version}, {"variants", &s.Variants}} {
 			if err := ent.LookupPath(cue.ParsePath(f.name)).Decode(f.into); err != nil {
 				return nil, err
 			}
@@ -148,17 +147,20 @@ func (t *Tree) decode(pv cue.Value, envName, variant string) (*schema.Plan, erro
 			}
 		}
 		shared = schema.Entrant{Name: s.Name, Description: s.Description, Blocked: s.Blocked, Supports: s.Supports,
-			Implements: s.Implements, Runs: s.Runs, Version: s.Version, Variants: s.Variants}
+			Implements: s.Implements, Version: s.Version, Variants: s.Variants}
 		t.entrantParts[key] = shared
 	}
 	plan.Entrant = shared
-	// The plan's workload is the environment's, as decoded with it.
-	wl, ok := env.Workloads[shared.Runs]
+	// The rest may follow the variant: its workload (the environment's,
+	// as decoded with it), its knobs, its containers.
+	if err := ent.LookupPath(cue.ParsePath("runs")).Decode(&plan.Entrant.Runs); err != nil {
+		return nil, err
+	}
+	wl, ok := env.Workloads[plan.Entrant.Runs]
 	if !ok {
-		return nil, fmt.Errorf("%s hosts no workload %q", envName, shared.Runs)
+		return nil, fmt.Errorf("%s hosts no workload %q", envName, plan.Entrant.Runs)
 	}
 	plan.Workload = wl
-	// The rest may follow the variant's knobs.
 	for _, f := range []struct {
 		name string
 		into any

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 
+	"spatec.dev/spatec/exec/artefact"
 	"spatec.dev/spatec/exec/debimage"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/layered"
@@ -77,7 +78,8 @@ func (s *Session) ensureImage(ctx context.Context, ref, digest string, build *sc
 			r.logf("built image %s (%s) on %s", ref, built.ID, base)
 		}
 	case build.Debian != nil:
-		b := &debimage.Builder{Engine: r.Engine, CacheDir: r.cache("rootfs"), Progress: r.Progress}
+		b := &debimage.Builder{Engine: r.Engine, CacheDir: r.cache("rootfs"), Progress: r.Progress,
+			Downloads: &artefact.Fetcher{CacheDir: r.cache("downloads"), Progress: r.Progress}}
 		built, err := b.Ensure(ctx, ref, *build.Debian)
 		if err != nil {
 			return image{}, err

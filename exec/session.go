@@ -564,3 +564,10 @@ func (s *Session) Close() {
 
 // Host returns the engine's host facts.
 func (s *Session) Host() engine.HostInfo { return s.host }
+
+// Broker is the session's client of its broker.
+func (s *Session) Broker() *broker.Client { return s.broker }
+
+// RegistryURL is the base of the session's schema registry's Confluent
+// API, as spatec reaches it.
+func (s *Session) RegistryURL() (string, error) { return s.registryURL() }

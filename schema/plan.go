@@ -324,6 +324,7 @@ type Variant struct {
 	Set     map[string]any `json:"set"`
 	Doc     string         `json:"doc,omitempty"`
 	Study   string         `json:"study,omitempty"`
+	Runs    string         `json:"runs,omitempty"`
 }
 
 // Deviation discloses a departure from the contract's plain reading.
@@ -377,6 +378,7 @@ type Download struct {
 	SHA256 string  `json:"sha256"`
 	To     string  `json:"to"`
 	Unzip  *string `json:"unzip,omitempty"`
+	Untar  *string `json:"untar,omitempty"`
 }
 
 // Debian is a recipe for an image made of Debian packages (#Debian).
@@ -384,6 +386,7 @@ type Debian struct {
 	Suite       string            `json:"suite"`
 	Sources     []string          `json:"sources"`
 	Packages    []string          `json:"packages"`
+	Downloads   []Download        `json:"downloads,omitempty"`
 	Files       map[string]string `json:"files"`
 	User        string            `json:"user"`
 	Entrypoint  []string          `json:"entrypoint"`

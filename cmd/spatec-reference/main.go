@@ -43,6 +43,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -99,6 +100,9 @@ func realMain(args []string, getenv func(string) string, stdout, stderr io.Write
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	logger := log.New(stderr, "spatec-reference: ", log.LstdFlags|log.Lmicroseconds)
+	if limit := limitHeap(getenv, os.ReadFile, debug.SetMemoryLimit); limit > 0 {
+		logger.Printf("the Go heap is held to %d MiB, three quarters of the container's memory", limit>>20)
+	}
 	if err := run(ctx, cfg, logger); err != nil {
 		logger.Printf("failed: %v", err)
 		return 1
@@ -218,8 +222,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	default:
 		errs = append(errs, fmt.Errorf("workload %q is not one this arm implements; give json-rows or sensor-batch", cfg.Workload))
 	}
-	if cfg.Fault != "" && cfg.Fault != "skip-upper" {
+	switch {
+	case cfg.Fault != "" && cfg.Fault != "skip-upper":
 		errs = append(errs, fmt.Errorf("fault %q is not one this arm knows; give skip-upper, or nothing", cfg.Fault))
+	case cfg.Fault != "" && cfg.Workload != "sensor-batch":
+		errs = append(errs, fmt.Errorf("fault %s breaks the sensor-batch transform; the %s workload has none", cfg.Fault, cfg.Workload))
 	}
 	return cfg, false, errors.Join(errs...)
 }

@@ -337,3 +337,38 @@ func BenchmarkDrain(b *testing.B) {
 	}
 	b.ReportMetric(float64(spec.Rows())*float64(b.N)/spent.Seconds(), "rows/s")
 }
+
+func TestTheHeapIsHeldInsideTheContainersMemory(t *testing.T) {
+	files := map[string]string{"/sys/fs/cgroup/memory.max": "1073741824\n"}
+	read := func(f string) ([]byte, error) {
+		if s, ok := files[f]; ok {
+			return []byte(s), nil
+		}
+		return nil, os.ErrNotExist
+	}
+	none := func(string) string { return "" }
+	var set int64
+	limitHeap := func(getenv func(string) string, read func(string) ([]byte, error)) int64 {
+		set = 0
+		got := limitHeap(getenv, read, func(n int64) int64 { set = n; return 0 })
+		if got != set {
+			t.Errorf("limitHeap says %d but set %d", got, set)
+		}
+		return got
+	}
+	if got := limitHeap(none, read); got != 805306368 {
+		t.Errorf("a 1 GiB cap: limit %d, want three quarters of it", got)
+	}
+	if got := limitHeap(func(k string) string { return map[string]string{"GOMEMLIMIT": "100MiB"}[k] }, read); got != 0 {
+		t.Errorf("GOMEMLIMIT set: limit %d, want none of the arm's own", got)
+	}
+	files["/sys/fs/cgroup/memory.max"] = "max\n"
+	if got := limitHeap(none, read); got != 0 {
+		t.Errorf("no cap: limit %d, want none", got)
+	}
+	delete(files, "/sys/fs/cgroup/memory.max")
+	files["/sys/fs/cgroup/memory/memory.limit_in_bytes"] = "536870912"
+	if got := limitHeap(none, read); got != 402653184 {
+		t.Errorf("a v1 cap of 512 MiB: limit %d", got)
+	}
+}

@@ -29,12 +29,28 @@ func run(ctx context.Context, cfg config, logger *log.Logger) error {
 	defer admCl.Close()
 	adm := kadm.NewClient(admCl)
 
-	starts, err := startOffsets(ctx, adm, cfg)
-	if err != nil {
-		return err
-	}
-	if ctx.Err() != nil {
-		return nil
+	// A broker that is still electing its group coordinator (a fresh
+	// Kafka makes its offsets topic on the first request) answers with a
+	// retriable error: ask again until it answers, or the arm is stopped.
+	var starts map[int32]kgo.Offset
+	for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, 2*time.Second) {
+		var err error
+		starts, err = startOffsets(ctx, adm, cfg)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if !kerr.IsRetriable(err) {
+			return err
+		}
+		logger.Printf("%v; asking again in %v", err, backoff)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return nil
+		}
 	}
 	if len(starts) != cfg.Consumers {
 		logger.Printf("topic %s has %d partitions and consumers is %d: the parallelism is not one consumer per partition", cfg.Topic, len(starts), cfg.Consumers)
@@ -134,6 +150,10 @@ func (w *worker) run(ctx context.Context) error {
 		kgo.SeedBrokers(w.cfg.Brokers...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{w.cfg.Topic: w.partitions}),
 		kgo.FetchMaxPartitionBytes(8<<20),
+		// A fetch holds at most this much of the worker's partitions: the
+		// batch it fills is the arm's memory, not what the broker sends
+		// ahead (50 MiB a fetch by default, per worker).
+		kgo.FetchMaxBytes(16<<20),
 	)
 	if err != nil {
 		return fmt.Errorf("worker %d: connecting to brokers: %w", w.id, err)

@@ -112,7 +112,7 @@ func timeBare(b *testing.B, c *Client, topic string, keys, values [][]byte) time
 	}
 	b.StartTimer()
 	start := time.Now()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.seeds...)}, producerOpts(topic)...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.seeds...)}, ProducerOpts(topic)...)...)
 	if err != nil {
 		b.Fatal(err)
 	}

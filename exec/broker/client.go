@@ -70,6 +70,9 @@ func (c *Client) newKgo(opts ...kgo.Opt) (*kgo.Client, error) {
 
 func (c *Client) addrs() string { return strings.Join(c.seeds, ",") }
 
+// Seeds are the addresses the client was given.
+func (c *Client) Seeds() []string { return append([]string(nil), c.seeds...) }
+
 // Close releases the client's connections.
 func (c *Client) Close() { c.cl.Close() }
 

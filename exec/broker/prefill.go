@@ -28,11 +28,11 @@ type Prefilled struct {
 	Elapsed time.Duration
 }
 
-// producerOpts are the producer settings of the prefill, shared with the
-// bare produce loop of the benchmark so that the two differ only by what
-// Prefill adds. Records are not compressed: every arm then reads exactly
-// the declared message bytes and pays no decompression.
-func producerOpts(topic string) []kgo.Opt {
+// ProducerOpts are the producer settings of the prefill, shared with the
+// bare produce loops of the benchmarks so that the two differ only by
+// what Prefill adds. Records are not compressed: every arm then reads
+// exactly the messages' bytes and pays no decompression.
+func ProducerOpts(topic string) []kgo.Opt {
 	return []kgo.Opt{
 		kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
@@ -287,7 +287,7 @@ func makeSlabs(ctx context.Context, topic string, partitions int, ds workloads.D
 // produce writes messages 0..spec.Messages-1 and returns how many were
 // acknowledged.
 func (c *Client) produce(ctx context.Context, topic string, partitions int, ds workloads.Dataset, progress func(done, total int64)) (acks, bytes int64, err error) {
-	cl, err := c.newKgo(producerOpts(topic)...)
+	cl, err := c.newKgo(ProducerOpts(topic)...)
 	if err != nil {
 		return 0, 0, err
 	}

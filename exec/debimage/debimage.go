@@ -40,6 +40,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"spatec.dev/spatec/exec/artefact"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/progress"
 	"spatec.dev/spatec/schema"
@@ -49,10 +50,14 @@ import (
 // image was built from.
 const LabelRecipe = "dev.spatec.recipe"
 
-// format versions the way an image is assembled from a recipe. It is part
-// of every digest: a change here that moves image content must bump it, so
-// that images built the old way are built again.
-const format = 1
+// format versions the way an image is assembled from a recipe, and
+// rootfsFormat the way its root file system is made. They are part of
+// the digests: a change that moves image content must bump them, so that
+// images (root file systems) made the old way are made again.
+const (
+	format       = 2 // 2: a layer of downloads
+	rootfsFormat = 1
+)
 
 // Engine is what building needs of the container engine.
 type Engine interface {
@@ -80,6 +85,9 @@ type Builder struct {
 	Progress *progress.Reporter
 	// Rootfs makes a root file system; nil means Mmdebstrap.
 	Rootfs RootfsFunc
+	// Downloads fetches a recipe's downloads (checked, cached by their
+	// sha256); nil fetches with no cache.
+	Downloads *artefact.Fetcher
 }
 
 // Image is a recipe's image on the engine.
@@ -113,7 +121,7 @@ func rootfsDigest(r schema.Debian) string {
 		Sources  []string `json:"sources"`
 		Packages []string `json:"packages"`
 		Epoch    int64    `json:"epoch"`
-	}{format, r.Suite, r.Sources, r.Packages, r.Epoch})
+	}{rootfsFormat, r.Suite, r.Sources, r.Packages, r.Epoch})
 }
 
 func digestJSON(v any) string {
@@ -140,7 +148,12 @@ func (b *Builder) Ensure(ctx context.Context, ref string, recipe schema.Debian) 
 		return Image{}, err
 	}
 	defer cleanup()
-	id, err := b.load(ctx, ref, recipe, want, rootfs)
+	downloads, err := b.downloadsLayer(ctx, ref, recipe)
+	if err != nil {
+		return Image{}, err
+	}
+	defer os.Remove(downloads)
+	id, err := b.load(ctx, ref, recipe, want, rootfs, downloads)
 	if err != nil {
 		return Image{}, err
 	}
@@ -211,7 +224,7 @@ func (b *Builder) rootfs(ctx context.Context, ref string, recipe schema.Debian) 
 
 // load writes the image archive of recipe over rootfs into the engine and
 // returns the image's ID.
-func (b *Builder) load(ctx context.Context, ref string, recipe schema.Debian, recipeDigest, rootfs string) (string, error) {
+func (b *Builder) load(ctx context.Context, ref string, recipe schema.Debian, recipeDigest, rootfs, downloads string) (string, error) {
 	f, err := os.Open(rootfs)
 	if err != nil {
 		return "", fmt.Errorf("image %s: %w", ref, err)
@@ -221,7 +234,16 @@ func (b *Builder) load(ctx context.Context, ref string, recipe schema.Debian, re
 	if err != nil {
 		return "", fmt.Errorf("image %s: %w", ref, err)
 	}
-	b.Progress.Start("image/load", st.Size(), "bytes")
+	dl, err := os.Open(downloads)
+	if err != nil {
+		return "", fmt.Errorf("image %s: %w", ref, err)
+	}
+	defer dl.Close()
+	dst, err := dl.Stat()
+	if err != nil {
+		return "", fmt.Errorf("image %s: %w", ref, err)
+	}
+	b.Progress.Start("image/load", st.Size()+dst.Size(), "bytes")
 	type written struct {
 		id  string
 		err error
@@ -229,7 +251,7 @@ func (b *Builder) load(ctx context.Context, ref string, recipe schema.Debian, re
 	pr, pw := io.Pipe()
 	done := make(chan written, 1)
 	go func() {
-		id, err := writeArchive(&countingWriter{w: pw, add: b.Progress.Add}, ref, recipe, recipeDigest, f, st.Size())
+		id, err := writeArchive(&countingWriter{w: pw, add: b.Progress.Add}, ref, recipe, recipeDigest, f, st.Size(), dl, dst.Size())
 		pw.CloseWithError(err)
 		done <- written{id, err}
 	}()
@@ -261,10 +283,10 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 // writeArchive writes the image archive (`docker save` format) to w: the
-// root file system as the first layer, the recipe's files as the second,
-// the config and the manifest. It returns the image ID, the digest of the
-// config.
-func writeArchive(w io.Writer, ref string, recipe schema.Debian, recipeDigest string, rootfs io.Reader, rootfsSize int64) (string, error) {
+// root file system as the first layer, the recipe's downloads as the
+// second, its files as the third, the config and the manifest. It returns
+// the image ID, the digest of the config.
+func writeArchive(w io.Writer, ref string, recipe schema.Debian, recipeDigest string, rootfs io.Reader, rootfsSize int64, downloads io.Reader, downloadsSize int64) (string, error) {
 	epoch := time.Unix(recipe.Epoch, 0).UTC()
 	tw := tar.NewWriter(w)
 	put := func(name string, size int64, body io.Reader) error {
@@ -286,7 +308,15 @@ func writeArchive(w io.Writer, ref string, recipe schema.Debian, recipeDigest st
 	}
 	base := digest.NewDigestFromBytes(digest.SHA256, h.Sum(nil))
 
-	// Layer 1: the recipe's files.
+	// Layer 1: the recipe's downloads (made beside the archive, with
+	// the directories above them that the root file system lacks).
+	dh := sha256.New()
+	if err := put("downloads/layer.tar", downloadsSize, io.TeeReader(downloads, dh)); err != nil {
+		return "", err
+	}
+	downloaded := digest.NewDigestFromBytes(digest.SHA256, dh.Sum(nil))
+
+	// Layer 2: the recipe's files.
 	files, err := filesLayer(recipe.Files, dirs, epoch)
 	if err != nil {
 		return "", err
@@ -304,9 +334,10 @@ func writeArchive(w io.Writer, ref string, recipe schema.Debian, recipeDigest st
 			Entrypoint: recipe.Entrypoint,
 			Labels:     map[string]string{LabelRecipe: recipeDigest},
 		},
-		RootFS: ocispec.RootFS{Type: "layers", DiffIDs: []digest.Digest{base, digest.FromBytes(files)}},
+		RootFS: ocispec.RootFS{Type: "layers", DiffIDs: []digest.Digest{base, downloaded, digest.FromBytes(files)}},
 		History: []ocispec.History{
 			{Created: &epoch, CreatedBy: fmt.Sprintf("mmdebstrap --variant=apt %s: %s", recipe.Suite, strings.Join(recipe.Packages, " "))},
+			{Created: &epoch, CreatedBy: fmt.Sprintf("spatec: %d downloads, each checked against its sha256", len(recipe.Downloads))},
 			{Created: &epoch, CreatedBy: "spatec: " + strings.Join(slices.Sorted(maps.Keys(recipe.Files)), " ")},
 		},
 	}
@@ -323,7 +354,7 @@ func writeArchive(w io.Writer, ref string, recipe schema.Debian, recipeDigest st
 		Config   string
 		RepoTags []string
 		Layers   []string
-	}{{Config: cfgName, RepoTags: []string{ref}, Layers: []string{"rootfs/layer.tar", "files/layer.tar"}}})
+	}{{Config: cfgName, RepoTags: []string{ref}, Layers: []string{"rootfs/layer.tar", "downloads/layer.tar", "files/layer.tar"}}})
 	if err != nil {
 		return "", fmt.Errorf("encoding the image manifest: %w", err)
 	}
@@ -334,6 +365,72 @@ func writeArchive(w io.Writer, ref string, recipe schema.Debian, recipeDigest st
 		return "", fmt.Errorf("writing the image archive: %w", err)
 	}
 	return id.String(), nil
+}
+
+// downloadsLayer writes a layer holding the recipe's downloads (each
+// checked against its sha256, archives unpacked) to a temporary file and
+// returns its path; the layer is empty when there are none. Directories
+// are added above every file, 0755 and owned by root, as the layers above
+// the root file system may add them again.
+func (b *Builder) downloadsLayer(ctx context.Context, ref string, recipe schema.Debian) (string, error) {
+	f, err := os.CreateTemp("", "spatec-downloads-*.tar")
+	if err != nil {
+		return "", fmt.Errorf("image %s: %w", ref, err)
+	}
+	defer f.Close()
+	epoch := time.Unix(recipe.Epoch, 0).UTC()
+	tw := tar.NewWriter(f)
+	dirs := map[string]bool{"/": true}
+	// An archive's entries are spooled to know their size before their
+	// header goes out.
+	put := func(name string, mode int64, r io.Reader) error {
+		clean := path.Clean(name)
+		if !path.IsAbs(name) || clean != name || clean == "/" {
+			return fmt.Errorf("download destination %q: give a clean absolute path such as /opt/app/app.jar", name)
+		}
+		var missing []string
+		for dir := path.Dir(clean); !dirs[dir]; dir = path.Dir(dir) {
+			missing = append(missing, dir)
+			dirs[dir] = true
+		}
+		slices.Reverse(missing)
+		for _, dir := range missing {
+			if err := tw.WriteHeader(&tar.Header{Name: dir[1:] + "/", Mode: 0o755, ModTime: epoch, Typeflag: tar.TypeDir, Format: tar.FormatPAX}); err != nil {
+				return err
+			}
+		}
+		body, err := io.ReadAll(r)
+		if err != nil {
+			return err
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: clean[1:], Mode: mode, Size: int64(len(body)), ModTime: epoch, Typeflag: tar.TypeReg, Format: tar.FormatPAX}); err != nil {
+			return err
+		}
+		_, err = tw.Write(body)
+		return err
+	}
+	fetcher := b.Downloads
+	if fetcher == nil {
+		fetcher = &artefact.Fetcher{Progress: b.Progress}
+	}
+	for _, d := range recipe.Downloads {
+		file, done, err := fetcher.Fetch(ctx, d)
+		if err != nil {
+			os.Remove(f.Name())
+			return "", fmt.Errorf("image %s: %w", ref, err)
+		}
+		err = artefact.Place(d, file, put)
+		done()
+		if err != nil {
+			os.Remove(f.Name())
+			return "", fmt.Errorf("image %s: adding %s: %w", ref, d.URL, err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("image %s: writing its downloads layer: %w", ref, err)
+	}
+	return f.Name(), nil
 }
 
 // scanTar hands the tar stream r to consume whole and returns the

@@ -3,8 +3,13 @@ package debimage
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -12,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"spatec.dev/spatec/exec/artefact"
 	"spatec.dev/spatec/exec/burn/burntest"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/internal/testenv"
@@ -257,4 +263,60 @@ func readFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// A recipe's downloads are checked, unpacked where it says, their modes
+// kept, in a layer of their own: the system's release artefacts over its
+// distribution's packages.
+func TestRecipeDownloadsGoInChecked(t *testing.T) {
+	e := testenv.Docker(t)
+	ctx := context.Background()
+	var archive bytes.Buffer
+	zw := gzip.NewWriter(&archive)
+	tw := tar.NewWriter(zw)
+	for name, body := range map[string]string{"rel-1.0/bin/run.sh": "#!/bin/sh\necho ran\n", "rel-1.0/lib/a.jar": "jar"} {
+		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(body)), Typeflag: tar.TypeReg})
+		io.WriteString(tw, body)
+	}
+	tw.Close()
+	zw.Close()
+	jar := []byte("a single jar")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, ".tar.gz") {
+			w.Write(archive.Bytes())
+			return
+		}
+		w.Write(jar)
+	}))
+	defer srv.Close()
+	sha := func(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+	prefix := "rel-1.0"
+	r := recipe()
+	r.Downloads = []schema.Download{
+		{URL: srv.URL + "/rel-1.0.tar.gz", SHA256: sha(archive.Bytes()), To: "/opt/rel", Untar: &prefix},
+		{URL: srv.URL + "/one.jar", SHA256: sha(jar), To: "/opt/rel/lib/one.jar"},
+	}
+	fake := &fakeRootfs{burn: readFile(t, burntest.Binary(t))}
+	b := &Builder{Engine: e, CacheDir: t.TempDir(), Rootfs: fake.build, Downloads: &artefact.Fetcher{CacheDir: t.TempDir()}}
+	ref := testRef(t, e)
+	if _, err := b.Ensure(ctx, ref, r); err != nil {
+		t.Fatal(err)
+	}
+	created, err := e.Create(ctx, engine.ContainerSpec{Name: "spatec-debimage-" + uuid.NewString()[:8], Image: ref, NetworkMode: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Remove(context.Background(), created.ID) })
+	for file, want := range map[string]string{"/opt/rel/bin/run.sh": "#!/bin/sh\necho ran\n", "/opt/rel/lib/a.jar": "jar", "/opt/rel/lib/one.jar": "a single jar"} {
+		got, err := e.ReadFile(ctx, created.ID, file, 1<<10)
+		if err != nil || string(got) != want {
+			t.Errorf("%s in the image: %q, %v", file, got, err)
+		}
+	}
+
+	// A checksum that does not match refuses the build.
+	r.Downloads[1].SHA256 = sha([]byte("something else"))
+	if _, err := b.Ensure(ctx, testRef(t, e), r); err == nil || !strings.Contains(err.Error(), "the published artefact changed") {
+		t.Fatalf("a download of another checksum: %v", err)
+	}
 }

@@ -10,7 +10,6 @@
 package layered
 
 import (
-	"archive/zip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -25,6 +24,7 @@ import (
 	"slices"
 	"strings"
 
+	"spatec.dev/spatec/exec/artefact"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/progress"
 	"spatec.dev/spatec/schema"
@@ -106,7 +106,7 @@ func (b *Builder) Ensure(ctx context.Context, ref string, l schema.Layered) (Ima
 // file and download at its place in the image.
 func (b *Builder) context(ctx context.Context, dir string, l schema.Layered) error {
 	rootfs := filepath.Join(dir, "rootfs")
-	put := func(name string, r io.Reader) error {
+	put := func(name string, mode int64, r io.Reader) error {
 		if !path.IsAbs(name) || path.Clean(name) != name {
 			return fmt.Errorf("%q: give a clean absolute path in the image", name)
 		}
@@ -114,7 +114,7 @@ func (b *Builder) context(ctx context.Context, dir string, l schema.Layered) err
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
-		f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+		f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, os.FileMode(mode))
 		if err != nil {
 			return err
 		}
@@ -127,29 +127,20 @@ func (b *Builder) context(ctx context.Context, dir string, l schema.Layered) err
 	if err := os.MkdirAll(rootfs, 0o755); err != nil {
 		return err
 	}
+	fetcher := artefact.Fetcher{CacheDir: b.CacheDir, Progress: b.Progress, Client: b.Client}
 	for _, d := range l.Downloads {
-		file, err := b.fetch(ctx, d)
+		file, done, err := fetcher.Fetch(ctx, d)
 		if err != nil {
 			return err
 		}
-		if d.Unzip == nil {
-			f, err := os.Open(file)
-			if err != nil {
-				return err
-			}
-			err = put(d.To, f)
-			f.Close()
-			if err != nil {
-				return fmt.Errorf("adding %s: %w", d.URL, err)
-			}
-			continue
-		}
-		if err := unzip(file, *d.Unzip, d.To, put); err != nil {
+		err = artefact.Place(d, file, put)
+		done()
+		if err != nil {
 			return fmt.Errorf("unpacking %s: %w", d.URL, err)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(l.Files)) {
-		if err := put(name, strings.NewReader(l.Files[name])); err != nil {
+		if err := put(name, 0o644, strings.NewReader(l.Files[name])); err != nil {
 			return fmt.Errorf("file %w", err)
 		}
 	}
@@ -168,101 +159,3 @@ func (b *Builder) context(ctx context.Context, dir string, l schema.Layered) err
 	return os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(df.String()), 0o644)
 }
 
-// fetch returns the path of download d, from the cache or fetched, once its
-// sha256 is the one declared.
-func (b *Builder) fetch(ctx context.Context, d schema.Download) (string, error) {
-	dir, keep := b.CacheDir, true
-	if dir == "" {
-		dir, keep = os.TempDir(), false
-	}
-	final := filepath.Join(dir, d.SHA256)
-	if keep {
-		if _, err := os.Stat(final); err == nil {
-			return final, nil
-		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.URL, nil)
-	if err != nil {
-		return "", fmt.Errorf("downloading %s: %w", d.URL, err)
-	}
-	client := b.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("downloading %s: %w", d.URL, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("downloading %s: the server answered %s", d.URL, resp.Status)
-	}
-	tmp, err := os.CreateTemp(dir, d.SHA256+".*.partial")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	b.Progress.Start("image/download", resp.ContentLength, "bytes")
-	h := sha256.New()
-	_, err = io.Copy(io.MultiWriter(tmp, h, progressWriter{b.Progress}), resp.Body)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		b.Progress.Fail(err)
-		return "", fmt.Errorf("downloading %s: %w", d.URL, err)
-	}
-	b.Progress.End()
-	if got := hex.EncodeToString(h.Sum(nil)); got != d.SHA256 {
-		return "", fmt.Errorf("%s has sha256 %s; the build declares %s: the published artefact changed, or the declaration is wrong; check the release and fix the checksum only if the new artefact is the one to measure", d.URL, got, d.SHA256)
-	}
-	if !keep {
-		kept := tmp.Name() + ".download"
-		return kept, os.Rename(tmp.Name(), kept)
-	}
-	return final, os.Rename(tmp.Name(), final)
-}
-
-type progressWriter struct{ p *progress.Reporter }
-
-func (w progressWriter) Write(b []byte) (int, error) {
-	w.p.Add(int64(len(b)))
-	return len(b), nil
-}
-
-// unzip hands put every regular file of the zip at file whose name starts
-// with prefix, at to joined with the rest of its name.
-func unzip(file, prefix, to string, put func(string, io.Reader) error) error {
-	zr, err := zip.OpenReader(file)
-	if err != nil {
-		return err
-	}
-	defer zr.Close()
-	n := 0
-	for _, f := range zr.File {
-		rest, ok := strings.CutPrefix(f.Name, prefix)
-		if !ok || rest == "" || f.FileInfo().IsDir() {
-			continue
-		}
-		if strings.Contains(rest, "..") {
-			return fmt.Errorf("entry %q leaves its directory", f.Name)
-		}
-		r, err := f.Open()
-		if err != nil {
-			return err
-		}
-		err = put(path.Join(to, rest), r)
-		r.Close()
-		if err != nil {
-			return fmt.Errorf("entry %s: %w", f.Name, err)
-		}
-		n++
-	}
-	if n == 0 {
-		return fmt.Errorf("no file under %q in the archive", prefix)
-	}
-	return nil
-}
