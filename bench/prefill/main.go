@@ -243,4 +243,3 @@ func repoRoot() (string, error) {
 		dir = parent
 	}
 }
-

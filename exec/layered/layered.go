@@ -158,4 +158,3 @@ func (b *Builder) context(ctx context.Context, dir string, l schema.Layered) err
 	}
 	return os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(df.String()), 0o644)
 }
-
