@@ -3,7 +3,7 @@
 # what it is compared against in the same run, and prints the figures the
 # README's performance table reports. Needs the services (bash .ci/services).
 #
-#   bash bench/run.sh            all of them (about 3 minutes)
+#   bash bench/run.sh            all of them (about 6 minutes)
 #   bash bench/run.sh plan       one: plan, sampler, verify, window, prefill, ingest, report
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +33,10 @@ if run window; then
   bench ./exec/sample WindowResolution -benchtime 1x
 fi
 if run prefill; then
-  echo "== prefill vs a bare franz-go produce loop, same broker, alternated (target: >= 0.8x)"
+  echo "== sensor-batch prefill into local-containers' Kafka: 1.5M batches, spatec's peak memory (target: < 256 MiB);"
+  echo "   then vs a bare franz-go loop writing the same bytes, alternated (target: >= 0.8x)"
+  go run ./bench/prefill
+  echo "== json-rows prefill vs a bare franz-go produce loop, embedded broker, alternated (target: >= 0.8x)"
   bench ./exec/broker PrefillVsBare -benchtime 8x
 fi
 if run ingest; then

@@ -15,41 +15,47 @@ import (
 	"spatec.dev/spatec/internal/testenv"
 )
 
-// TestLocalContainersComparesTwoRealArms is the bench path at this
-// machine's scale: the broker program and Debian's ClickHouse in
-// containers on the run's network, the ceilings measured from inside it,
-// and two real arms, ClickHouse's Kafka engine and the reference consumer,
-// interleaved over two repetitions, then compared.
-func TestLocalContainersComparesTwoRealArms(t *testing.T) {
+// TestLocalContainersRunsBothWorkloads is the bench path at this machine's
+// scale: Apache Kafka, Debian's ClickHouse and Apicurio Registry in
+// containers on the run's network, the ceilings of both workloads
+// measured from inside it, then, interleaved over two repetitions, two
+// real arms compared on json-rows (ClickHouse's Kafka engine and the
+// reference consumer), the reference consumer on the benchmark's
+// sensor-batch workload passing every gate, and its wrong-transform
+// variant failing the checksum gate with both values.
+func TestLocalContainersRunsBothWorkloads(t *testing.T) {
 	requireServices(t)
-	testenv.Require(t, "mmdebstrap (builds the Debian ClickHouse image)", func() error {
+	testenv.Require(t, "mmdebstrap (builds the Debian images)", func() error {
 		_, err := osexec.LookPath("mmdebstrap")
 		return err
 	})
 	results := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
-	runCLI := func(args ...string) string {
+	runCLI := func(want int, args ...string) string {
 		t.Helper()
 		var out, errOut strings.Builder
-		if code := run(ctx, append(args, "--results", results), &out, &errOut); code != exitOK {
-			t.Fatalf("spatec %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out.String(), errOut.String())
+		if code := run(ctx, append(args, "--results", results), &out, &errOut); code != want {
+			t.Fatalf("spatec %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, want, out.String(), errOut.String())
 		}
 		return out.String()
 	}
 
-	out := runCLI("ceiling", "--measure", "--env", "local-containers")
+	out := runCLI(exitOK, "ceiling", "--measure", "--env", "local-containers")
 	t.Logf("\n%s", out)
-	c, err := exec.LoadCeilings(exec.CeilingsPath(results, "local-containers", "json-rows"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.MeasuredFrom != exec.MeasuredInNetwork || c.Broker.MessagesPerSec <= 0 || c.ClickHouse.RowsPerSec <= 0 {
-		t.Fatalf("ceilings %+v; want both measured from the run's network", c)
+	for _, w := range []string{"json-rows", "sensor-batch"} {
+		c, err := exec.LoadCeilings(exec.CeilingsPath(results, "local-containers", w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Workload != w || c.MeasuredFrom != exec.MeasuredInNetwork || c.Broker.MessagesPerSec <= 0 || c.ClickHouse.RowsPerSec <= 0 {
+			t.Fatalf("%s ceilings %+v; want both measured from the run's network", w, c)
+		}
 	}
 	assertNothingLeft(t)
 
-	out = runCLI("exec", "--env", "local-containers", "clickhouse-kafka-engine", "reference", "--reps", "2")
+	// Two failed runs (the wrong transform's): exit 1.
+	out = runCLI(exitProblems, "exec", "--env", "local-containers", "clickhouse-kafka-engine", "reference:json-rows", "reference", "reference:wrong-transform", "--reps", "2")
 	t.Logf("\n%s", out)
 	required := []string{
 		record.PeakAnonBytes, record.PeakShmemBytes, record.MemoryPeakBytes, // C7
@@ -58,48 +64,90 @@ func TestLocalContainersComparesTwoRealArms(t *testing.T) {
 		record.ExpectedRows, record.DistinctRows, record.LandedRows, record.DuplicateRows, // C13
 		record.RowsPerS, record.InfraBrokerConsumeShare, record.InfraClickHouseIngestShare, // C12
 	}
-	for entrant, version := range map[string]string{"clickhouse-kafka-engine": "18.16.1", "reference": "0.1.0"} {
-		recs := readRecords(t, record.PathFor(results, "local-containers", entrant, time.Now()))
+	byVariant := map[string][]record.Record{}
+	for _, entrant := range []string{"clickhouse-kafka-engine", "reference"} {
+		for _, rec := range readRecords(t, record.PathFor(results, "local-containers", entrant, time.Now())) {
+			byVariant[entrant+":"+rec.SUT.Variant] = append(byVariant[entrant+":"+rec.SUT.Variant], rec)
+		}
+	}
+	for arm, want := range map[string]struct {
+		workload, version string
+		rows              float64
+	}{
+		"clickhouse-kafka-engine:default": {"json-rows", "18.16.1", 200_000},
+		"reference:json-rows":             {"json-rows", "0.1.0", 200_000},
+		"reference:default":               {"sensor-batch", "0.1.0", 1_470_000},
+	} {
+		recs := byVariant[arm]
 		if len(recs) != 2 {
-			t.Fatalf("%s: %d records, want 2", entrant, len(recs))
+			t.Fatalf("%s: %d records, want 2", arm, len(recs))
 		}
 		for i, rec := range recs {
 			if !rec.Status.CarriesMeasurement() || rec.Rep != i+1 {
-				t.Errorf("%s record %d: status %s rep %d, note %q", entrant, i, rec.Status, rec.Rep, rec.Note)
+				t.Errorf("%s record %d: status %s rep %d, note %q", arm, i, rec.Status, rec.Rep, rec.Note)
 			}
 			for _, m := range required {
 				if _, ok := rec.Metrics[m]; !ok {
-					t.Errorf("%s record %d lacks metric %s", entrant, i, m)
+					t.Errorf("%s record %d lacks metric %s", arm, i, m)
 				}
 			}
-			if got := rec.Metrics[record.DistinctRows].Value; got != 200_000 {
-				t.Errorf("%s record %d: %v distinct rows, want 200000", entrant, i, got)
+			if got := rec.Metrics[record.DistinctRows].Value; got != want.rows {
+				t.Errorf("%s record %d: %v distinct rows, want %v", arm, i, got, want.rows)
+			}
+			if d := rec.Run.Dataset; d.Workload != want.workload || !strings.HasPrefix(d.Version, want.workload+"@") {
+				t.Errorf("%s record %d: dataset %+v, want workload %s", arm, i, d, want.workload)
+			}
+			// The correctness gates, each with what it compared.
+			var gates []string
+			for _, g := range rec.Gates {
+				if !g.Passed {
+					t.Errorf("%s record %d: gate %s failed: %s", arm, i, g.Name, g.Note)
+				}
+				gates = append(gates, g.Name)
+			}
+			if strings.Join(gates, ",") != "loss,checksum,duplicates" {
+				t.Errorf("%s record %d: gates %v, want loss, checksum, duplicates", arm, i, gates)
 			}
 			// C16: the version is read inside the image.
-			if rec.SUT.Version != version {
-				t.Errorf("%s record %d: version %q read inside the image, want %q", entrant, i, rec.SUT.Version, version)
+			if rec.SUT.Version != want.version {
+				t.Errorf("%s record %d: version %q read inside the image, want %q", arm, i, rec.SUT.Version, want.version)
 			}
 			if rec.Run.CeilingsMeasuredFrom != exec.MeasuredInNetwork || len(rec.Run.Ceilings) != 3 {
-				t.Errorf("%s record %d: gated against ceilings %v measured from %q", entrant, i, rec.Run.Ceilings, rec.Run.CeilingsMeasuredFrom)
+				t.Errorf("%s record %d: gated against ceilings %v measured from %q", arm, i, rec.Run.Ceilings, rec.Run.CeilingsMeasuredFrom)
 			}
 			// The infrastructure ran in containers under read-back caps,
-			// ClickHouse from the Debian recipe.
+			// each from its recipe, its version read inside its image.
 			infra := map[string]record.Container{}
 			for _, c := range rec.Run.Infra {
 				infra[c.Role] = c
 			}
-			if ch := infra["clickhouse"]; ch.Recipe == "" || !strings.HasPrefix(ch.ImageDigest, "sha256:") || ch.Version != "18.16.1" {
-				t.Errorf("%s record %d: ClickHouse ran %+v; want an image built from its recipe, version 18.16.1", entrant, i, ch)
+			for role, version := range map[string]string{"clickhouse": "18.16.1", "broker": "4.4.0", "registry": "3.3.3"} {
+				if c := infra[role]; c.Recipe == "" || !strings.HasPrefix(c.ImageDigest, "sha256:") || c.Version != version {
+					t.Errorf("%s record %d: the %s ran %+v; want an image built from its recipe, version %s", arm, i, role, c, version)
+				}
 			}
-			if b := infra["broker"]; b.Version != "0.1.0" {
-				t.Errorf("%s record %d: broker %+v; want its version read inside its image", entrant, i, b)
-			}
-			for _, name := range []string{"spatec-broker", "spatec-clickhouse"} {
+			for _, name := range []string{"spatec-broker", "spatec-clickhouse", "spatec-registry"} {
 				if len(rec.Run.Cgroups[name]) == 0 {
-					t.Errorf("%s record %d: no caps read back for %s", entrant, i, name)
+					t.Errorf("%s record %d: no caps read back for %s", arm, i, name)
 				}
 			}
 		}
+	}
+	for i, rec := range byVariant["reference:wrong-transform"] {
+		var checksum *record.Gate
+		for j := range rec.Gates {
+			if rec.Gates[j].Name == record.GateChecksum {
+				checksum = &rec.Gates[j]
+			}
+		}
+		if rec.Status != record.StatusFailed || checksum == nil || checksum.Passed ||
+			checksum.Expected["name_sum"] == checksum.Found["name_sum"] || !strings.Contains(rec.Note, "checksum: name_sum is "+checksum.Found["name_sum"]) ||
+			!strings.Contains(rec.Note, "the closed form for 20000 messages is "+checksum.Expected["name_sum"]) {
+			t.Errorf("wrong-transform record %d: status %s, note %q, checksum gate %+v; want failed on name_sum with both values", i, rec.Status, rec.Note, checksum)
+		}
+	}
+	if n := len(byVariant["reference:wrong-transform"]); n != 2 {
+		t.Errorf("%d wrong-transform records, want 2", n)
 	}
 	assertNothingLeft(t)
 
@@ -109,22 +157,24 @@ func TestLocalContainersComparesTwoRealArms(t *testing.T) {
 	}
 	var rep struct {
 		Sets []struct {
-			Arms []struct {
+			Workload string `json:"workload"`
+			Arms     []struct {
 				Entrant string `json:"entrant"`
+				Variant string `json:"variant"`
 			} `json:"arms"`
 		} `json:"sections"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("report: %v\n%s", err, out)
 	}
-	var arms []string
+	arms := map[string][]string{}
 	for _, s := range rep.Sets {
 		for _, a := range s.Arms {
-			arms = append(arms, a.Entrant)
+			arms[s.Workload] = append(arms[s.Workload], a.Entrant+":"+a.Variant)
 		}
 	}
-	if len(rep.Sets) != 1 || len(arms) != 2 {
-		t.Errorf("report compares %v in %d sets; want both arms side by side in one", arms, len(rep.Sets))
+	if len(rep.Sets) != 2 || len(arms["json-rows"]) != 2 || len(arms["sensor-batch"]) != 2 {
+		t.Errorf("report sets %v; want the json-rows arms side by side, and the sensor-batch ones in a set of their own", arms)
 	}
 	if code, vout, verr := cli(t, "validate", results); code != exitOK {
 		t.Errorf("validate: exit %d\n%s%s", code, vout, verr)

@@ -55,7 +55,8 @@ func TestPlanSaysHowImagesAreBuilt(t *testing.T) {
 	}
 	for _, want := range []string{
 		"image spatec-clickhouse:18.16.1: built from Debian bookworm packages clickhouse-server=18.16.1+ds-7.3+b2 clickhouse-client=18.16.1+ds-7.3+b2 tzdata (recipe sha256:",
-		"image spatec-broker:0.1.0: built from the Go program ./cmd/spatec-broker, FROM scratch",
+		"image spatec-kafka:4.4.0: built from Debian trixie packages openjdk-21-jre-headless and 47 checked downloads (recipe sha256:",
+		"image spatec-apicurio:3.3.3: built from Debian trixie packages openjdk-21-jre-headless and 1 checked download (recipe sha256:",
 	} {
 		if strings.Count(out, want) != 1 {
 			t.Errorf("plan output says %d times %q:\n%s", strings.Count(out, want), want, out)

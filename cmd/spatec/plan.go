@@ -322,8 +322,16 @@ func writeBuilds(w io.Writer, p *schema.Plan) {
 		case b.Program != "":
 			fmt.Fprintf(w, "image %s: built from the Go program %s, FROM scratch\n", ref, b.Program)
 		case b.Debian != nil:
-			fmt.Fprintf(w, "image %s: built from Debian %s packages %s (recipe %s)\n",
-				ref, b.Debian.Suite, strings.Join(b.Debian.Packages, " "), debimage.Digest(*b.Debian))
+			adds := ""
+			switch n := len(b.Debian.Downloads); n {
+			case 0:
+			case 1:
+				adds = " and 1 checked download"
+			default:
+				adds = fmt.Sprintf(" and %d checked downloads", n)
+			}
+			fmt.Fprintf(w, "image %s: built from Debian %s packages %s%s (recipe %s)\n",
+				ref, b.Debian.Suite, strings.Join(b.Debian.Packages, " "), adds, debimage.Digest(*b.Debian))
 		case b.Layered != nil:
 			var adds []string
 			for _, d := range b.Layered.Downloads {

@@ -114,7 +114,33 @@ func (c *Client) EnsureTopic(ctx context.Context, topic string, partitions int) 
 		}
 		return fmt.Errorf("creating topic %s with %d partitions on %s: %w", topic, partitions, c.addrs(), err)
 	}
-	return nil
+	return c.awaitTopic(ctx, topic)
+}
+
+// topicWait bounds the wait for a new topic's partitions to have leaders.
+const topicWait = 30 * time.Second
+
+// awaitTopic waits until every partition of a topic just created answers
+// for its offsets: a broker that created it (Kafka, with its controller)
+// may take a moment to elect the partitions' leaders, and a prefill that
+// starts before would find no topic.
+func (c *Client) awaitTopic(ctx context.Context, topic string) error {
+	deadline := time.Now().Add(topicWait)
+	for {
+		c.cl.PurgeTopicsFromClient(topic)
+		_, err := c.spans(ctx, topic)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("topic %s was created on %s, but its partitions did not answer within %v: %w", topic, c.addrs(), topicWait, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func checkPartitions(topic string, have, want int) error {
