@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# The main job, at this machine's scale: from a fresh Debian machine to a
-# comparison of two real arms, ClickHouse's Kafka engine and spatec's
-# reference consumer, on identical infrastructure in containers
-# (environment local-containers).
+# The main job, at this machine's scale: from a fresh Debian machine to
+# real arms measured on identical infrastructure in containers (environment
+# local-containers: Apache Kafka, Debian's ClickHouse 18.16, Apicurio
+# Registry): spatec's reference consumer on the benchmark's sensor-batch
+# workload, gated by its checksum; and ClickHouse's Kafka engine (18.16 has
+# no Avro format) beside the reference consumer on json-rows, compared.
 #
 #   bash bench/compare.sh               3 repetitions, results/ and report.html
 #   REPS=5 RESULTS=/tmp/r bash bench/compare.sh
 #
 # It installs and starts what it needs (bash .ci/services: the Docker engine,
 # mmdebstrap), builds spatec, measures the infrastructure's ceilings from
-# inside the run's network, runs both arms interleaved (building their images
-# on the first run: Debian's ClickHouse from packages, the broker and the
-# reference arm from this checkout), and writes the report as a table and as
-# report.html. Every step shows its progress on stderr.
+# inside the run's network, runs the arms interleaved (building their images
+# on the first run: ClickHouse, Kafka and the registry from Debian packages
+# and Maven Central's artefacts, the reference arm from this checkout), and
+# writes the report as a table and as report.html. Every step shows its
+# progress on stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${REPS:-3}
@@ -28,7 +31,7 @@ go build -o "$bin" ./cmd/spatec
 # A run that is not ok (failed, or infra_bound) exits non-zero; its record
 # is kept and the report shows it, so the report is written either way.
 status=0
-"$bin" exec --env local-containers clickhouse-kafka-engine reference --reps "$reps" --results "$results" || status=$?
+"$bin" exec --env local-containers reference clickhouse-kafka-engine reference:json-rows --reps "$reps" --results "$results" || status=$?
 "$bin" report "$results/local-containers" --format html -o "$report"
 "$bin" report "$results/local-containers"
 echo "report: $report" >&2

@@ -171,3 +171,89 @@ func TestEachVariantRunsItsOwnWorkload(t *testing.T) {
 		}
 	}
 }
+
+// An environment's table and the columns it declares for an arm's own
+// table of the same shape (typed) agree, and both with the insert's column
+// order: three spellings of one table cannot drift apart.
+func TestTypedColumnsAreTheDDLs(t *testing.T) {
+	tr, err := Load(Options{FS: realTree(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range tr.Environments() {
+		e, err := tr.Environment(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, w := range e.Workloads {
+			if w.Table.Typed == "" {
+				continue
+			}
+			var typed, ordered []string
+			for _, col := range splitTopLevel(w.Table.Typed) {
+				typed = append(typed, strings.Join(strings.Fields(col), " "))
+				ordered = append(ordered, strings.Fields(col)[0])
+			}
+			if strings.Join(ordered, ",") != strings.Join(w.Table.Columns, ",") {
+				t.Errorf("%s %s: typed columns %v; the inserts write %v", env, name, ordered, w.Table.Columns)
+			}
+			ddl := ddlColumns(w.Table.DDL)
+			if strings.Join(ddl, ", ") != strings.Join(typed, ", ") {
+				t.Errorf("%s %s: the DDL's columns are\n  %s\nand typed says\n  %s", env, name, strings.Join(ddl, ", "), strings.Join(typed, ", "))
+			}
+		}
+	}
+}
+
+// splitTopLevel splits a column list at the commas outside parentheses.
+func splitTopLevel(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, r := range s {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, strings.TrimSpace(s[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	return append(out, strings.TrimSpace(s[start:]))
+}
+
+// ddlColumns are a CREATE TABLE's stored columns ("name Type"), comments
+// and MATERIALIZED columns left out.
+func ddlColumns(ddl string) []string {
+	var lines []string
+	for _, l := range strings.Split(ddl, "\n") {
+		if i := strings.Index(l, "--"); i >= 0 {
+			l = l[:i]
+		}
+		lines = append(lines, l)
+	}
+	body := strings.Join(lines, " ")
+	open := strings.Index(body, "(")
+	depth, end := 0, -1
+	for i := open; i < len(body); i++ {
+		if body[i] == '(' {
+			depth++
+		} else if body[i] == ')' {
+			if depth--; depth == 0 {
+				end = i
+				break
+			}
+		}
+	}
+	var out []string
+	for _, col := range splitTopLevel(body[open+1 : end]) {
+		if col == "" || strings.Contains(col, "MATERIALIZED") {
+			continue
+		}
+		out = append(out, strings.Join(strings.Fields(col), " "))
+	}
+	return out
+}

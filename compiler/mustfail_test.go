@@ -200,10 +200,10 @@ var mustFails = []mustFail{
 		new: `build: {program: "./cmd/spatec-reference", debian: {suite: "bookworm", packages: ["tzdata"], entrypoint: ["/x"]}}`,
 		env: "local", entrant: "reference", rule: "C15",
 		message: "reference:default on local: container consumer declares build with 2 ways to make its image; give exactly one: program (a Go program of this module) or debian"},
-	{name: "C15 service build made no way", file: localContainersFile,
+	{name: "C15 service build made no way", file: "envs/k8s-pods/env.cue",
 		old: `build: program: "./cmd/spatec-broker"`, new: `build: {}`,
-		env: "local-containers", entrant: "reference", rule: "C15",
-		message: "local-containers: broker declares build with 0 ways to make its image"},
+		env: "k8s-pods", entrant: "reference", rule: "C15",
+		message: "k8s-pods: broker declares build with 0 ways to make its image"},
 	{name: "C15 unknown field", file: vectorFile,
 		old: `role:   "data-plane"`, new: `role:   "data-plane"` + "\n\t\tthreads: 4",
 		env: "bench-96c", entrant: "vector", rule: "C15",
@@ -248,7 +248,7 @@ var mustFails = []mustFail{
 	{name: "studies: point sets no knob of the entrant", file: referenceFile,
 		old: "flush_ms: [100, 500]", new: "flush_ms: [100, 500]\n\t\t\tlinger_ms: [5]",
 		env: "local", entrant: "reference", variant: "batch-flush-1", rule: "studies",
-		message: "reference:batch-flush-1 on local: study batch-flush point 1 sets linger_ms, which is not a knob of the entrant (it has: batch_rows, consumers, flush_ms)",
+		message: "reference:batch-flush-1 on local: study batch-flush point 1 sets linger_ms, which is not a knob of the entrant (it has: batch_rows, consumers, fault, flush_ms)",
 		line:    `studies: "batch-flush": {`},
 	{name: "studies: a size beyond the dataset", file: referenceFile,
 		old: "sizes: [div(workload.messages, 4), workload.messages]", new: "sizes: [50_000, 400_000]",
@@ -262,13 +262,13 @@ var mustFails = []mustFail{
 	// hosts, and an environment hosting a registry-framed one has a
 	// registry.
 	{name: "workload: runs one it does not implement", file: referenceFile,
-		old: `implements: ["json-rows"]`, new: `implements: ["json-rows"]
+		old: `implements: ["sensor-batch", "json-rows"]`, new: `implements: ["json-rows"]
 	runs: "sensor-batch"`,
 		env: "local", entrant: "reference", rule: "workload",
 		message: "reference:default on local: runs workload sensor-batch, which it does not implement (it implements json-rows); run one of those, or implement sensor-batch and add it to implements",
 		line:    `runs: "sensor-batch"`},
 	{name: "workload: implements none the environment hosts", file: referenceFile,
-		old: `implements: ["json-rows"]`, new: `implements: ["sensor-batch"]`,
+		old: `implements: ["sensor-batch", "json-rows"]`, new: `implements: ["sensor-batch"]`,
 		env: "local", entrant: "reference", rule: "workload",
 		message: "reference:default on local: reference implements sensor-batch, and local hosts json-rows; implement one that local hosts, or take local out of supports",
 		line:    `supports: ["local", "local-containers", "k8s-single", "k8s-pods", "k8s-two"]`},

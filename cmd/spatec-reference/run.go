@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -56,12 +57,29 @@ func run(ctx context.Context, cfg config, logger *log.Logger) error {
 		logger.Printf("topic %s has %d partitions and consumers is %d: the parallelism is not one consumer per partition", cfg.Topic, len(starts), cfg.Consumers)
 	}
 
-	store, err := chstore.Open(ctx, cfg.ClickHouse, cfg.Database, cfg.User, cfg.Password, chstore.WithMaxConns(cfg.Consumers))
-	if err != nil {
+	// ClickHouse may not answer yet (or for a while): ask again until it
+	// does, or the arm is stopped; a wrong password or database is not
+	// retried.
+	var store *chstore.Store
+	for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, 2*time.Second) {
+		var err error
+		store, err = chstore.Open(ctx, cfg.ClickHouse, cfg.Database, cfg.User, cfg.Password, chstore.WithMaxConns(cfg.Consumers))
+		if err == nil {
+			break
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
-		return err
+		var ex *clickhouse.Exception
+		if errors.As(err, &ex) {
+			return err
+		}
+		logger.Printf("%v; trying again in %v", err, backoff)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return nil
+		}
 	}
 	defer store.Close()
 	newBatch, err := batches(cfg)

@@ -376,7 +376,7 @@ func TestMisspeltNamesAreUsageErrors(t *testing.T) {
 		{[]string{"plan", "--env", "bench96c"}, `no environment "bench96c"; the tree has: bench-96c, `},
 		{[]string{"plan", "--env", "nope", "-o", "json"}, `no environment "nope"; the tree has: `},
 		{[]string{"exec", "--env", "local", "referenc"}, `no entrant "referenc"; the tree has: reference, `},
-		{[]string{"exec", "--env", "local", "reference:nosuch"}, `entrant reference has no variant "nosuch"; it has: default, small-batch`},
+		{[]string{"exec", "--env", "local", "reference:nosuch"}, `entrant reference has no variant "nosuch"; it has: default, json-rows, small-batch`},
 		{[]string{"exec", "--env", "nope", "reference"}, `no environment "nope"`},
 		{[]string{"exec", "--env", "bench-96c", "reference"}, "entrant reference does not run in bench-96c; it supports: k8s-pods, k8s-single, k8s-two, local, local-containers"},
 		{[]string{"ceiling", "--measure", "--env", "nope"}, `no environment "nope"`},

@@ -266,19 +266,30 @@ func (c *Client) ResetGroups(ctx context.Context, topic string, waiting func(gro
 		return nil, nil
 	}
 	sort.Strings(onTopic)
-	if err := c.waitEmpty(ctx, onTopic, waiting); err != nil {
-		return nil, err
-	}
-	deleted, err := c.adm.DeleteGroups(ctx, onTopic...)
-	if err != nil {
-		return nil, fmt.Errorf("deleting consumer groups %v: %w", onTopic, err)
-	}
-	for g, r := range deleted {
-		if r.Err != nil {
-			return nil, fmt.Errorf("deleting consumer group %s: %w", g, r.Err)
+	for {
+		if err := c.waitEmpty(ctx, onTopic, waiting); err != nil {
+			return nil, err
+		}
+		deleted, err := c.adm.DeleteGroups(ctx, onTopic...)
+		if err != nil {
+			return nil, fmt.Errorf("deleting consumer groups %v: %w", onTopic, err)
+		}
+		again := false
+		for g, r := range deleted {
+			switch {
+			case errors.Is(r.Err, kerr.NonEmptyGroup):
+				// A member joined again between the look and the
+				// delete (a consumer that was still leaving): wait
+				// for the group to empty once more.
+				again = true
+			case r.Err != nil:
+				return nil, fmt.Errorf("deleting consumer group %s: %w", g, r.Err)
+			}
+		}
+		if !again {
+			return onTopic, nil
 		}
 	}
-	return onTopic, nil
 }
 
 // waitEmpty waits until none of groups has a member.
@@ -299,8 +310,10 @@ func (c *Client) waitEmpty(ctx context.Context, groups []string, waiting func(gr
 		}
 		busy, members = "", 0
 		for _, g := range groups {
-			if n := len(described[g].Members); n > 0 {
-				busy, members = g, n
+			// Empty, not merely memberless: a group still rebalancing
+			// after its last member's session timed out refuses deletion.
+			if d := described[g]; len(d.Members) > 0 || d.State != "Empty" && d.State != "Dead" {
+				busy, members = g, len(d.Members)
 				break
 			}
 		}
