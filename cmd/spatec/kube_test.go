@@ -279,34 +279,34 @@ func TestKubePlacedByLabels(t *testing.T) {
 }
 
 // TestKubeLeastRights runs on the cluster as a user with only the rights
-// the README says spatec needs: its Role and ClusterRole, read from the
-// README's own block and bound to the test cluster's user `spatec`.
+// docs/kubernetes.md says spatec needs: its Role and ClusterRole, read
+// from that page's own block and bound to the test cluster's user `spatec`.
 func TestKubeLeastRights(t *testing.T) {
 	client := requireCluster(t)
 	const kubeconfig = "/run/spatec-k8s/spatec.kubeconfig"
 	if _, err := os.Stat(kubeconfig); err != nil {
 		t.Fatalf("the test cluster's least-rights user: %v (bash .ci/k8s down && bash .ci/k8s up writes it)", err)
 	}
-	readme, err := os.ReadFile("../../README.md")
+	page, err := os.ReadFile("../../docs/kubernetes.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, block, ok := strings.Cut(string(readme), "The rights of items 2 and 3")
+	_, block, ok := strings.Cut(string(page), "The rights of items 2 and 3")
 	if _, block, ok = strings.Cut(block, "```yaml\n"); !ok {
-		t.Fatal("README: no RBAC block after \"The rights of items 2 and 3\"")
+		t.Fatal("docs/kubernetes.md: no RBAC block after \"The rights of items 2 and 3\"")
 	}
 	block, _, _ = strings.Cut(block, "```")
 	docs := strings.Split(block, "---\n")
 	if len(docs) != 2 {
-		t.Fatalf("README's RBAC block has %d documents, want a Role and a ClusterRole", len(docs))
+		t.Fatalf("docs/kubernetes.md's RBAC block has %d documents, want a Role and a ClusterRole", len(docs))
 	}
 	var role rbacv1.Role
 	var cluster rbacv1.ClusterRole
 	if err := yaml.UnmarshalStrict([]byte(docs[0]), &role); err != nil {
-		t.Fatalf("README's Role: %v", err)
+		t.Fatalf("docs/kubernetes.md's Role: %v", err)
 	}
 	if err := yaml.UnmarshalStrict([]byte(docs[1]), &cluster); err != nil {
-		t.Fatalf("README's ClusterRole: %v", err)
+		t.Fatalf("docs/kubernetes.md's ClusterRole: %v", err)
 	}
 	ctx := context.Background()
 	rbac := client.RbacV1()
