@@ -127,7 +127,6 @@ func (t *Tree) decode(pv cue.Value, envName, variant string) (*schema.Plan, erro
 		var s struct {
 			Name        string                    `json:"name"`
 			Description string                    `json:"description"`
-			Blocked     string                    `json:"blocked"`
 			Supports    []string                  `json:"supports"`
 			Implements  []string                  `json:"implements"`
 			Version     schema.Version            `json:"version"`
@@ -141,12 +140,7 @@ func (t *Tree) decode(pv cue.Value, envName, variant string) (*schema.Plan, erro
 				return nil, err
 			}
 		}
-		if b := ent.LookupPath(cue.ParsePath("blocked")); b.Exists() {
-			if err := b.Decode(&s.Blocked); err != nil {
-				return nil, err
-			}
-		}
-		shared = schema.Entrant{Name: s.Name, Description: s.Description, Blocked: s.Blocked, Supports: s.Supports,
+		shared = schema.Entrant{Name: s.Name, Description: s.Description, Supports: s.Supports,
 			Implements: s.Implements, Version: s.Version, Variants: s.Variants}
 		t.entrantParts[key] = shared
 	}
@@ -164,10 +158,18 @@ func (t *Tree) decode(pv cue.Value, envName, variant string) (*schema.Plan, erro
 	for _, f := range []struct {
 		name string
 		into any
-	}{{"knobs", &plan.Entrant.Knobs}, {"containers", &plan.Entrant.Containers}, {"deviations", &plan.Entrant.Deviations}, {"validate", &plan.Entrant.Validate}} {
+	}{{"blocked", &plan.Entrant.Blocked}, {"knobs", &plan.Entrant.Knobs}, {"containers", &plan.Entrant.Containers},
+		{"deviations", &plan.Entrant.Deviations}, {"validate", &plan.Entrant.Validate}} {
 		if err := ent.LookupPath(cue.ParsePath(f.name)).Decode(f.into); err != nil {
 			return nil, err
 		}
+	}
+	var objects schema.SinkObjects
+	if err := ent.LookupPath(cue.ParsePath("sinkObjects")).Decode(&objects); err != nil {
+		return nil, err
+	}
+	if len(objects.Create) > 0 || len(objects.Drop) > 0 {
+		plan.Entrant.SinkObjects = &objects
 	}
 	if v := ent.LookupPath(cue.ParsePath("inFlight")); v.Exists() {
 		if err := v.Decode(&plan.Entrant.InFlight); err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"spatec.dev/spatec/exec/artefact"
+	"spatec.dev/spatec/exec/compile"
 	"spatec.dev/spatec/exec/debimage"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/layered"
@@ -79,7 +80,8 @@ func (s *Session) ensureImage(ctx context.Context, ref, digest string, build *sc
 		}
 	case build.Debian != nil:
 		b := &debimage.Builder{Engine: r.Engine, CacheDir: r.cache("rootfs"), Progress: r.Progress,
-			Downloads: &artefact.Fetcher{CacheDir: r.cache("downloads"), Progress: r.Progress}}
+			Downloads: &artefact.Fetcher{CacheDir: r.cache("downloads"), Progress: r.Progress},
+			Compiler:  &compile.Tree{Dir: r.SourceDir, CacheDir: r.cache("compile"), Progress: r.Progress}}
 		built, err := b.Ensure(ctx, ref, *build.Debian)
 		if err != nil {
 			return image{}, err

@@ -23,12 +23,15 @@ func TestContainerEnvHandsTheHeapOver(t *testing.T) {
 	if got, want := containerEnv(jvm)["JAVA_TOOL_OPTIONS"], "-Xms8192m -Xmx8192m "+opt; got != want {
 		t.Errorf("JAVA_TOOL_OPTIONS %q, want %q", got, want)
 	}
+	// A Flink process reads its heap and its JVM options, the GC log's
+	// among them, from the config.yaml its plan writes: its environment
+	// is left as declared.
 	flink := schema.Container{Runtime: "jvm",
-		Environment: map[string]string{"FLINK_PROPERTIES": "parallelism.default: 32\n"},
-		JVM: &schema.JVM{GCLog: opt, Options: []string{"jobmanager.memory.heap.size: 1024m", "jobmanager.memory.off-heap.size: 128m"},
-			OptionsVia: "FLINK_PROPERTIES", OptionsJoin: "\n"}}
-	if got, want := containerEnv(flink)["FLINK_PROPERTIES"], "parallelism.default: 32\njobmanager.memory.heap.size: 1024m\njobmanager.memory.off-heap.size: 128m"; got != want {
-		t.Errorf("FLINK_PROPERTIES %q, want the memory options as lines after the entrant's: %q", got, want)
+		Environment: map[string]string{"SPATEC_TOPIC": "t"},
+		JVM: &schema.JVM{GCLog: opt, Flink: "jobmanager", ConfigFile: "/opt/flink/conf/config.yaml",
+			Config: map[string]string{"jobmanager.memory.heap.size": "1024m", "env.java.opts.jobmanager": opt}}}
+	if got := containerEnv(flink); len(got) != 1 || got["SPATEC_TOPIC"] != "t" {
+		t.Errorf("a Flink process's environment %v, want it as declared", got)
 	}
 	if dirs := openDirs(jvm); len(dirs) != 1 || dirs[0] != "/spatec-gc" {
 		t.Errorf("open directories %v, want [/spatec-gc]", dirs)

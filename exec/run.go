@@ -269,6 +269,7 @@ func (s *Session) execute(ctx context.Context, run *armRun, opts Options) error 
 		if store, err = s.prepareTable(ctx, plan); err != nil {
 			return err
 		}
+		defer s.dropSinkObjects(plan)
 	}
 
 	// The arm: control planes first, every cap read back (C6).

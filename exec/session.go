@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -491,7 +492,31 @@ func (s *Session) prepareTable(ctx context.Context, plan *schema.Plan) (*chstore
 	if err := s.store.Truncate(ctx, table); err != nil {
 		return nil, err
 	}
+	if o := plan.Entrant.SinkObjects; o != nil {
+		for _, q := range append(slices.Clone(o.Drop), o.Create...) {
+			if err := s.store.Exec(ctx, q); err != nil {
+				return nil, fmt.Errorf("making %s's own objects on the sink: %w", plan.Entrant.Name, err)
+			}
+		}
+	}
 	return s.store, nil
+}
+
+// dropSinkObjects drops what an arm made on the sink for its run; a
+// failure is reported, and the next repetition drops them again first.
+func (s *Session) dropSinkObjects(plan *schema.Plan) {
+	o := plan.Entrant.SinkObjects
+	if o == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, q := range o.Drop {
+		if err := s.store.Exec(ctx, q); err != nil {
+			s.runner.Progress.Printf("dropping %s's own objects on the sink: %v", plan.Entrant.Name, err)
+			return
+		}
+	}
 }
 
 // own takes the host lock, when the runner asks for one, and removes what

@@ -26,18 +26,23 @@ func FormatBytes(n int64) string {
 
 // BudgetSummary spells out the C4 host arithmetic for CPUs or memory, e.g.
 // "3 + 32 + 32 leaves 29 of 96 cores for the driver, sampler and OS":
-// broker, ClickHouse, envelope, then any control plane and reserve.
+// broker, ClickHouse, any registry of its own, envelope, then any control
+// plane and reserve.
 func (p *Plan) BudgetSummary(cpus bool) string {
 	b := p.Budget.Memory
 	f := func(v float64) string { return FormatBytes(int64(v)) }
-	broker, ch := float64(p.Env.Infra.Broker.Memory), float64(p.Env.Infra.ClickHouse.Memory)
+	of := func(s Service) float64 { return float64(s.Memory) }
 	unit := ""
 	if cpus {
 		b, f = p.Budget.CPUs, FormatCPUs
-		broker, ch = p.Env.Infra.Broker.CPUs, p.Env.Infra.ClickHouse.CPUs
+		of = func(s Service) float64 { return s.CPUs }
 		unit = " cores"
 	}
-	terms := []string{f(broker), f(ch), f(b.Envelope)}
+	var terms []string
+	for _, ks := range p.Env.Infra.Keyed() {
+		terms = append(terms, f(of(ks.Service)))
+	}
+	terms = append(terms, f(b.Envelope))
 	if b.ControlPlane > 0 {
 		terms = append(terms, f(b.ControlPlane)+" (control plane)")
 	}

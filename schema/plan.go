@@ -293,6 +293,14 @@ type Entrant struct {
 	Containers  map[string]Container `json:"containers"`
 	Deviations  []Deviation          `json:"deviations"`
 	Validate    []Validator          `json:"validate,omitempty"`
+	SinkObjects *SinkObjects         `json:"sinkObjects,omitempty"`
+}
+
+// SinkObjects are an arm's own objects on the environment's ClickHouse
+// (#SinkObjects): the statements that make them and that drop them.
+type SinkObjects struct {
+	Create []string `json:"create"`
+	Drop   []string `json:"drop"`
 }
 
 // Validator is a system's own check of its configuration (#Validator).
@@ -387,11 +395,32 @@ type Debian struct {
 	Sources     []string          `json:"sources"`
 	Packages    []string          `json:"packages"`
 	Downloads   []Download        `json:"downloads,omitempty"`
+	Compile     []Compile         `json:"compile,omitempty"`
 	Files       map[string]string `json:"files"`
 	User        string            `json:"user"`
 	Entrypoint  []string          `json:"entrypoint"`
 	Environment map[string]string `json:"environment"`
 	Epoch       int64             `json:"epoch"`
+}
+
+// Compile is a program of this tree an image's build compiles (#Compile).
+type Compile struct {
+	Cargo  *Cargo   `json:"cargo,omitempty"`
+	Maven  *Maven   `json:"maven,omitempty"`
+	Inputs []string `json:"inputs,omitempty"`
+	To     string   `json:"to"`
+}
+
+// Cargo is a Rust crate of the tree and the binary taken from it.
+type Cargo struct {
+	Crate string `json:"crate"`
+	Bin   string `json:"bin"`
+}
+
+// Maven is a Maven project of the tree and the jar taken from it.
+type Maven struct {
+	Project string `json:"project"`
+	Jar     string `json:"jar"`
 }
 
 // JVM is a JVM container's heap declaration (C9).
@@ -405,10 +434,15 @@ type JVM struct {
 	GC                 string   `json:"gc"`
 	LiveSet            int64    `json:"liveSet,omitempty"`
 	GCLog              string   `json:"gcLog"`
+	JVMOptions         []string `json:"jvmOptions"`
 	Options            []string `json:"options"`
 	OptionsVia         string   `json:"optionsVia"`
 	OptionsJoin        string   `json:"optionsJoin"`
 	Flink              string   `json:"flink,omitempty"`
+	// Config and ConfigFile are a Flink process's: the configuration
+	// entries its config.yaml holds for the declared heap and JVM options.
+	Config     map[string]string `json:"config,omitempty"`
+	ConfigFile string            `json:"configFile,omitempty"`
 }
 
 // Budget is the C4 host arithmetic.
@@ -550,7 +584,9 @@ func (c Container) StartEnvironment() map[string]string {
 		}
 		add(c.JVM.OptionsVia, strings.Join(c.JVM.Options, sep), sep)
 	}
-	if c.JVM.GCLog != "" {
+	// A Flink process reads its JVM options, the GC log's among them,
+	// from its configuration file.
+	if c.JVM.GCLog != "" && c.JVM.Flink == "" {
 		add("JAVA_TOOL_OPTIONS", c.JVM.GCLog, " ")
 	}
 	return env

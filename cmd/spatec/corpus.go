@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 
 	"spatec.dev/spatec/exec/progress"
+	"spatec.dev/spatec/schema"
 	"spatec.dev/spatec/workloads"
 )
 
@@ -28,7 +31,23 @@ type corpusOut struct {
 	// framing included.
 	MeanMessageBytes float64 `json:"mean_message_bytes"`
 	DatasetVersion   string  `json:"dataset_version"`
+	// Transform is the transform's parameters, for a workload that has
+	// them: what an arm's own test of its transform runs with.
+	Transform *corpusTransform `json:"transform,omitempty"`
+	// SchemaID is the registry id the messages written with --messages are
+	// framed with, for a registry-framed workload.
+	SchemaID uint32 `json:"schema_id,omitempty"`
 }
+
+// corpusTransform is a workload's transform, as corpus prints it.
+type corpusTransform struct {
+	DropUnit     string  `json:"drop_unit"`
+	QualityFloor float64 `json:"quality_floor"`
+}
+
+// corpusSchemaID frames the messages corpus writes: a registry gives the
+// first schema it holds the id 1.
+const corpusSchemaID = 1
 
 func cmdCorpus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("corpus", flag.ContinueOnError)
@@ -37,6 +56,7 @@ func cmdCorpus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	name := fs.String("workload", "", "the workload (its package under workloads/ declares it)")
 	messages := fs.Int64("batches", 0, "how many messages (a sensor-batch message is a batch) of the corpus, from the first")
 	format := fs.String("o", "table", "output: table or json")
+	file := fs.String("messages", "", "also write the messages, as a big-endian u32 length and the message each (its value, as on the topic), to this file: the corpus an arm's own tests decode")
 	args, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -75,6 +95,17 @@ func cmdCorpus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	p.End()
 	out := corpusOut{Workload: wl.Name, Messages: n, ExpectedRows: exp.Rows, Checksum: map[string]string{},
 		MeanMessageBytes: float64(bytes) / float64(n), DatasetVersion: wl.DatasetVersion}
+	if t := wl.Transform; t.QualityFloor != nil {
+		out.Transform = &corpusTransform{DropUnit: t.DropUnit, QualityFloor: *t.QualityFloor}
+	}
+	if wl.Avro != nil {
+		out.SchemaID = corpusSchemaID
+	}
+	if *file != "" {
+		if err := writeMessages(wl, n, *file); err != nil {
+			return err
+		}
+	}
 	for k, v := range exp.Sums {
 		out.Checksum[k] = v.String()
 	}
@@ -89,6 +120,30 @@ func cmdCorpus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fmt.Fprintf(stdout, "  checksum over the distinct rows:\n")
 	for _, k := range slices.Sorted(maps.Keys(out.Checksum)) {
 		fmt.Fprintf(stdout, "    %-20s %s\n", k, out.Checksum[k])
+	}
+	return nil
+}
+
+// writeMessages writes the first n messages of wl's corpus to path, each as
+// a big-endian u32 length and the message's value, framed with
+// corpusSchemaID where the workload is registry-framed.
+func writeMessages(wl schema.Workload, n int64, path string) error {
+	d, err := workloads.Open(wl, n, corpusSchemaID)
+	if err != nil {
+		return err
+	}
+	w := d.NewWriter()
+	var buf, msg []byte
+	for i := range n {
+		msg, keyLen, err := w.AppendMessage(msg[:0], i)
+		if err != nil {
+			return fmt.Errorf("message %d of %s: %w", i, d, err)
+		}
+		buf = binary.BigEndian.AppendUint32(buf, uint32(len(msg)-keyLen))
+		buf = append(buf, msg[keyLen:]...)
+	}
+	if err := os.WriteFile(path, buf, 0o644); err != nil {
+		return fmt.Errorf("writing the messages: %w", err)
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -77,4 +79,45 @@ func TestCorpusUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want %d saying %q", tc.args, code, errOut, exitUsage, tc.want)
 		}
 	}
+}
+
+// The corpus the arms' own tests decode (workloads/sensor-batch/testdata/
+// arms: the Rust and Java transform tests read it) is still what `corpus
+// --messages` writes, with the expectation it prints beside it. After a
+// change to the workload, write both again:
+//
+//	spatec corpus --workload sensor-batch --batches 24 -o json \
+//	  --messages workloads/sensor-batch/testdata/arms/messages.bin \
+//	  > workloads/sensor-batch/testdata/arms/expected.json
+func TestArmsCorpusIsTheGenerators(t *testing.T) {
+	dir := filepath.Join("..", "..", "workloads", "sensor-batch", "testdata", "arms")
+	file := filepath.Join(t.TempDir(), "messages.bin")
+	code, out, errOut := cli(t, "corpus", "--workload", "sensor-batch", "--batches", "24", "-o", "json", "--messages", file)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, c := range []struct{ committed, written string }{
+		{filepath.Join(dir, "expected.json"), out},
+		{filepath.Join(dir, "messages.bin"), string(mustRead(t, file))},
+	} {
+		if got := string(mustRead(t, c.committed)); got != c.written {
+			t.Errorf("%s is not what corpus writes now (%d bytes, %d committed); write it again as this test's comment says", c.committed, len(c.written), len(got))
+		}
+	}
+	var c corpusOut
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Transform == nil || c.Transform.DropUnit != "drop" || c.Transform.QualityFloor != 0.2 || c.SchemaID != 1 {
+		t.Errorf("corpus prints transform %+v, schema id %d; want the workload's (drop, 0.2) and 1", c.Transform, c.SchemaID)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

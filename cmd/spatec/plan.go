@@ -275,6 +275,13 @@ func writePlan(w io.Writer, p *schema.Plan) {
 	for _, d := range p.Entrant.Deviations {
 		fmt.Fprintf(w, "deviation %s (affects %s): %s\n", d.ID, strings.Join(d.Affects, ", "), d.Why)
 	}
+	if o := p.Entrant.SinkObjects; o != nil {
+		fmt.Fprintf(w, "on the sink, before each repetition (and dropped after it):\n")
+		for _, q := range o.Create {
+			first, _, _ := strings.Cut(q, "\n")
+			fmt.Fprintf(w, "  %s\n", first)
+		}
+	}
 	fmt.Fprintf(w, "host budget: %s\n", p.BudgetSummary(true))
 	fmt.Fprintf(w, "host memory: %s\n", p.BudgetSummary(false))
 }
@@ -329,6 +336,14 @@ func writeBuilds(w io.Writer, p *schema.Plan) {
 				adds = " and 1 checked download"
 			default:
 				adds = fmt.Sprintf(" and %d checked downloads", n)
+			}
+			for _, c := range b.Debian.Compile {
+				switch {
+				case c.Cargo != nil:
+					adds += fmt.Sprintf(", with %s compiled from the crate %s (cargo, locked)", c.Cargo.Bin, c.Cargo.Crate)
+				case c.Maven != nil:
+					adds += fmt.Sprintf(", with %s packaged from the Maven project %s", c.Maven.Jar, c.Maven.Project)
+				}
 			}
 			fmt.Fprintf(w, "image %s: built from Debian %s packages %s%s (recipe %s)\n",
 				ref, b.Debian.Suite, strings.Join(b.Debian.Packages, " "), adds, debimage.Digest(*b.Debian))

@@ -41,6 +41,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"spatec.dev/spatec/exec/artefact"
+	"spatec.dev/spatec/exec/compile"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/progress"
 	"spatec.dev/spatec/schema"
@@ -88,6 +89,17 @@ type Builder struct {
 	// Downloads fetches a recipe's downloads (checked, cached by their
 	// sha256); nil fetches with no cache.
 	Downloads *artefact.Fetcher
+	// Compiler compiles a recipe's programs of this tree; nil refuses a
+	// recipe that has any.
+	Compiler Compiler
+}
+
+// Compiler compiles programs of this tree (#Compile).
+type Compiler interface {
+	// Digest names what c is compiled from, without compiling it.
+	Digest(ctx context.Context, c schema.Compile) (string, error)
+	// Build returns c's output, compiling it if need be.
+	Build(ctx context.Context, c schema.Compile) (compile.Output, error)
 }
 
 // Image is a recipe's image on the engine.
@@ -133,11 +145,37 @@ func digestJSON(v any) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+// imageDigest names the image a recipe makes: the recipe's digest, and for
+// a recipe that compiles programs of this tree, what each is compiled from.
+func (b *Builder) imageDigest(ctx context.Context, recipe schema.Debian) (string, error) {
+	if len(recipe.Compile) == 0 {
+		return Digest(recipe), nil
+	}
+	if b.Compiler == nil {
+		return "", errors.New("the recipe compiles programs of this tree, and this build has no compiler")
+	}
+	sources := make([]string, len(recipe.Compile))
+	for i, c := range recipe.Compile {
+		d, err := b.Compiler.Digest(ctx, c)
+		if err != nil {
+			return "", err
+		}
+		sources[i] = d
+	}
+	return digestJSON(struct {
+		Recipe  string   `json:"recipe"`
+		Sources []string `json:"sources"`
+	}{Digest(recipe), sources}), nil
+}
+
 // Ensure makes the engine hold image ref built from recipe: it is used as
-// it is when the engine has ref labelled with the recipe's digest, and
-// built and loaded otherwise.
+// it is when the engine has ref labelled with the digest of the recipe (and
+// of what it compiles), and built and loaded otherwise.
 func (b *Builder) Ensure(ctx context.Context, ref string, recipe schema.Debian) (Image, error) {
-	want := Digest(recipe)
+	want, err := b.imageDigest(ctx, recipe)
+	if err != nil {
+		return Image{}, fmt.Errorf("image %s: %w", ref, err)
+	}
 	prev, ok, err := engine.Built(ctx, b.Engine.ImageDigest, ref, LabelRecipe, want)
 	if err != nil || ok {
 		return Image{Ref: ref, ID: prev.ID, Recipe: want}, err
@@ -337,7 +375,7 @@ func writeArchive(w io.Writer, ref string, recipe schema.Debian, recipeDigest st
 		RootFS: ocispec.RootFS{Type: "layers", DiffIDs: []digest.Digest{base, downloaded, digest.FromBytes(files)}},
 		History: []ocispec.History{
 			{Created: &epoch, CreatedBy: fmt.Sprintf("mmdebstrap --variant=apt %s: %s", recipe.Suite, strings.Join(recipe.Packages, " "))},
-			{Created: &epoch, CreatedBy: fmt.Sprintf("spatec: %d downloads, each checked against its sha256", len(recipe.Downloads))},
+			{Created: &epoch, CreatedBy: fmt.Sprintf("spatec: %d downloads, each checked against its sha256; %d programs compiled from the tree", len(recipe.Downloads), len(recipe.Compile))},
 			{Created: &epoch, CreatedBy: "spatec: " + strings.Join(slices.Sorted(maps.Keys(recipe.Files)), " ")},
 		},
 	}
@@ -368,8 +406,9 @@ func writeArchive(w io.Writer, ref string, recipe schema.Debian, recipeDigest st
 }
 
 // downloadsLayer writes a layer holding the recipe's downloads (each
-// checked against its sha256, archives unpacked) to a temporary file and
-// returns its path; the layer is empty when there are none. Directories
+// checked against its sha256, archives unpacked) and the programs it
+// compiles from the tree to a temporary file and returns its path; the
+// layer is empty when there are none. Directories
 // are added above every file, 0755 and owned by root, as the layers above
 // the root file system may add them again.
 func (b *Builder) downloadsLayer(ctx context.Context, ref string, recipe schema.Debian) (string, error) {
@@ -426,11 +465,35 @@ func (b *Builder) downloadsLayer(ctx context.Context, ref string, recipe schema.
 			return "", fmt.Errorf("image %s: adding %s: %w", ref, d.URL, err)
 		}
 	}
+	for _, c := range recipe.Compile {
+		if err := b.addCompiled(ctx, c, put); err != nil {
+			os.Remove(f.Name())
+			return "", fmt.Errorf("image %s: %w", ref, err)
+		}
+	}
 	if err := tw.Close(); err != nil {
 		os.Remove(f.Name())
 		return "", fmt.Errorf("image %s: writing its downloads layer: %w", ref, err)
 	}
 	return f.Name(), nil
+}
+
+// addCompiled compiles c (or takes it from the cache) and puts its output
+// at c.To.
+func (b *Builder) addCompiled(ctx context.Context, c schema.Compile, put func(string, int64, io.Reader) error) error {
+	if b.Compiler == nil {
+		return errors.New("the recipe compiles programs of this tree, and this build has no compiler")
+	}
+	out, err := b.Compiler.Build(ctx, c)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(out.Path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return put(c.To, out.Mode, f)
 }
 
 // scanTar hands the tar stream r to consume whole and returns the

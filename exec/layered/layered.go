@@ -35,7 +35,7 @@ import (
 const LabelBuild = "dev.spatec.layered"
 
 // format versions how an image is assembled; it is part of the digest.
-const format = 1
+const format = 2 // 2: a COPY per destination, the base's directories kept
 
 // Engine is what building needs of the container engine.
 type Engine interface {
@@ -102,6 +102,26 @@ func (b *Builder) Ensure(ctx context.Context, ref string, l schema.Layered) (Ima
 	return Image{Ref: ref, ID: id, Digest: want, Built: true}, nil
 }
 
+// copies are the COPY instructions that put the context's rootfs/ into the
+// image: one per destination the declaration names, not one of the whole
+// tree, since a copied directory takes root's ownership over the base
+// image's own (a base that runs as another user, such as Kafka's, would
+// lose its /opt/kafka).
+func copies(l schema.Layered) []string {
+	var out []string
+	for _, d := range l.Downloads {
+		if d.Unzip != nil || d.Untar != nil {
+			out = append(out, fmt.Sprintf("rootfs%s/ %s/", d.To, d.To))
+		} else {
+			out = append(out, fmt.Sprintf("rootfs%s %s", d.To, d.To))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(l.Files)) {
+		out = append(out, fmt.Sprintf("rootfs%s %s", name, name))
+	}
+	return out
+}
+
 // context writes the build context: a Dockerfile, and under rootfs/ every
 // file and download at its place in the image.
 func (b *Builder) context(ctx context.Context, dir string, l schema.Layered) error {
@@ -145,7 +165,10 @@ func (b *Builder) context(ctx context.Context, dir string, l schema.Layered) err
 		}
 	}
 	var df strings.Builder
-	fmt.Fprintf(&df, "FROM %s\nCOPY rootfs/ /\n", l.From)
+	fmt.Fprintf(&df, "FROM %s\n", l.From)
+	for _, c := range copies(l) {
+		fmt.Fprintf(&df, "COPY %s\n", c)
+	}
 	if l.User != "" {
 		fmt.Fprintf(&df, "USER %s\n", l.User)
 	}

@@ -157,3 +157,27 @@ func TestLayeredImageRefusesWhatDoesNotCheck(t *testing.T) {
 		t.Errorf("a missing base: %v", err)
 	}
 }
+
+// The build copies each destination the declaration names, never the
+// whole tree over /: a copied directory takes root's ownership, and a base
+// image that runs as its own user (Kafka's, owning /opt/kafka) would lose
+// the directories it writes to.
+func TestLayeredCopiesOnlyWhatItAdds(t *testing.T) {
+	prefix := "lib/"
+	got := copies(schema.Layered{
+		Downloads: []schema.Download{
+			{To: "/opt/kafka/plugins/ckc", Unzip: &prefix},
+			{To: "/opt/kafka/libs/extra.jar"},
+		},
+		Files: map[string]string{"/opt/spatec/worker.properties": "", "/etc/a.conf": ""},
+	})
+	want := []string{
+		"rootfs/opt/kafka/plugins/ckc/ /opt/kafka/plugins/ckc/",
+		"rootfs/opt/kafka/libs/extra.jar /opt/kafka/libs/extra.jar",
+		"rootfs/etc/a.conf /etc/a.conf",
+		"rootfs/opt/spatec/worker.properties /opt/spatec/worker.properties",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("COPY instructions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
