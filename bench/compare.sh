@@ -2,9 +2,11 @@
 # The main job, at this machine's scale: from a fresh Debian machine to
 # real arms measured on identical infrastructure in containers (environment
 # local-containers: Apache Kafka, Debian's ClickHouse 18.16, Apicurio
-# Registry): spatec's reference consumer on the benchmark's sensor-batch
-# workload, gated by its checksum; and ClickHouse's Kafka engine (18.16 has
-# no Avro format) beside the reference consumer on json-rows, compared.
+# Registry): on the benchmark's sensor-batch workload, gated by its
+# checksum, Flink (its job built from this tree), spate (its arm built from
+# this tree; it fails on 18.16, in the server's own words) and spatec's
+# reference consumer; and ClickHouse's Kafka engine (18.16 has no Avro
+# format) beside the reference consumer on json-rows, compared.
 #
 #   bash bench/compare.sh               3 repetitions, results/ and report.html
 #   REPS=5 RESULTS=/tmp/r bash bench/compare.sh
@@ -13,7 +15,9 @@
 # mmdebstrap), builds spatec, measures the infrastructure's ceilings from
 # inside the run's network, runs the arms interleaved (building their images
 # on the first run: ClickHouse, Kafka and the registry from Debian packages
-# and Maven Central's artefacts, the reference arm from this checkout), and
+# and Maven Central's artefacts, Flink from PyPI's distribution and its job
+# with Maven, spate's arm with cargo, the reference arm from this
+# checkout), and
 # writes the report as a table and as report.html. Every step shows its
 # progress on stderr.
 set -euo pipefail
@@ -31,7 +35,7 @@ go build -o "$bin" ./cmd/spatec
 # A run that is not ok (failed, or infra_bound) exits non-zero; its record
 # is kept and the report shows it, so the report is written either way.
 status=0
-"$bin" exec --env local-containers reference clickhouse-kafka-engine reference:json-rows --reps "$reps" --results "$results" || status=$?
+"$bin" exec --env local-containers reference flink spate clickhouse-kafka-engine reference:json-rows --reps "$reps" --results "$results" || status=$?
 "$bin" report "$results/local-containers" --format html -o "$report"
 "$bin" report "$results/local-containers"
 echo "report: $report" >&2

@@ -528,7 +528,12 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	r.Progress.Fail(err)
 	var f *Failure
 	if errors.As(err, &f) {
-		f.Reason += "; " + landed(res.drain, want)
+		// After a log's tail, on a line of its own.
+		sep := "; "
+		if strings.HasSuffix(f.Reason, "\n") {
+			sep = ""
+		}
+		f.Reason += sep + landed(res.drain, want)
 	}
 	run.metrics(res)
 	return res, err

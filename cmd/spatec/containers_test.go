@@ -20,9 +20,11 @@ import (
 // containers on the run's network, the ceilings of both workloads
 // measured from inside it, then, interleaved over two repetitions, two
 // real arms compared on json-rows (ClickHouse's Kafka engine and the
-// reference consumer), the reference consumer on the benchmark's
-// sensor-batch workload passing every gate, and its wrong-transform
-// variant failing the checksum gate with both values.
+// reference consumer), the reference consumer and Flink (its job built
+// from this tree) on the benchmark's sensor-batch workload passing every
+// gate, the reference's wrong-transform variant failing the checksum gate
+// with both values, and spate (its arm built from this tree) failed in
+// ClickHouse 18.16's own words.
 func TestLocalContainersRunsBothWorkloads(t *testing.T) {
 	requireServices(t)
 	testenv.Require(t, "mmdebstrap (builds the Debian images)", func() error {
@@ -30,7 +32,7 @@ func TestLocalContainersRunsBothWorkloads(t *testing.T) {
 		return err
 	})
 	results := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	runCLI := func(want int, args ...string) string {
 		t.Helper()
@@ -54,8 +56,8 @@ func TestLocalContainersRunsBothWorkloads(t *testing.T) {
 	}
 	assertNothingLeft(t)
 
-	// Two failed runs (the wrong transform's): exit 1.
-	out = runCLI(exitProblems, "exec", "--env", "local-containers", "clickhouse-kafka-engine", "reference:json-rows", "reference", "reference:wrong-transform", "--reps", "2")
+	// Failed runs (the wrong transform's, spate's): exit 1.
+	out = runCLI(exitProblems, "exec", "--env", "local-containers", "clickhouse-kafka-engine", "reference:json-rows", "reference", "reference:wrong-transform", "flink", "spate", "--reps", "2")
 	t.Logf("\n%s", out)
 	required := []string{
 		record.PeakAnonBytes, record.PeakShmemBytes, record.MemoryPeakBytes, // C7
@@ -65,7 +67,7 @@ func TestLocalContainersRunsBothWorkloads(t *testing.T) {
 		record.RowsPerS, record.InfraBrokerConsumeShare, record.InfraClickHouseIngestShare, // C12
 	}
 	byVariant := map[string][]record.Record{}
-	for _, entrant := range []string{"clickhouse-kafka-engine", "reference"} {
+	for _, entrant := range []string{"clickhouse-kafka-engine", "reference", "flink", "spate"} {
 		for _, rec := range readRecords(t, record.PathFor(results, "local-containers", entrant, time.Now())) {
 			byVariant[entrant+":"+rec.SUT.Variant] = append(byVariant[entrant+":"+rec.SUT.Variant], rec)
 		}
@@ -77,6 +79,7 @@ func TestLocalContainersRunsBothWorkloads(t *testing.T) {
 		"clickhouse-kafka-engine:default": {"json-rows", "18.16.1", 200_000},
 		"reference:json-rows":             {"json-rows", "0.1.0", 200_000},
 		"reference:default":               {"sensor-batch", "0.1.0", 1_470_000},
+		"flink:default":                   {"sensor-batch", "2.2.1", 1_470_000},
 	} {
 		recs := byVariant[arm]
 		if len(recs) != 2 {
@@ -149,6 +152,19 @@ func TestLocalContainersRunsBothWorkloads(t *testing.T) {
 	if n := len(byVariant["reference:wrong-transform"]); n != 2 {
 		t.Errorf("%d wrong-transform records, want 2", n)
 	}
+	// spate 0.1 reads a table's columns ordered by system.columns'
+	// position, which 18.16 does not have: each run fails in the server's
+	// words, from the arm's own log, having landed nothing.
+	for i, rec := range byVariant["spate:native"] {
+		if rec.Status != record.StatusFailed || !strings.Contains(rec.Note, "exited during the drain") ||
+			!strings.Contains(rec.Note, "Unknown identifier: position") || !strings.Contains(rec.Note, "0 distinct rows of 1470000 landed") ||
+			rec.SUT.Version != "0.1.0" {
+			t.Errorf("spate record %d: status %s, version %q, note %q; want failed with ClickHouse's own message", i, rec.Status, rec.SUT.Version, rec.Note)
+		}
+	}
+	if n := len(byVariant["spate:native"]); n != 2 {
+		t.Errorf("%d spate records, want 2", n)
+	}
 	assertNothingLeft(t)
 
 	code, out, errOut := cli(t, "report", results, "--format", "json")
@@ -173,7 +189,7 @@ func TestLocalContainersRunsBothWorkloads(t *testing.T) {
 			arms[s.Workload] = append(arms[s.Workload], a.Entrant+":"+a.Variant)
 		}
 	}
-	if len(rep.Sets) != 2 || len(arms["json-rows"]) != 2 || len(arms["sensor-batch"]) != 2 {
+	if len(rep.Sets) != 2 || len(arms["json-rows"]) != 2 || len(arms["sensor-batch"]) != 4 {
 		t.Errorf("report sets %v; want the json-rows arms side by side, and the sensor-batch ones in a set of their own", arms)
 	}
 	if code, vout, verr := cli(t, "validate", results); code != exitOK {

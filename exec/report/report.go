@@ -500,11 +500,22 @@ const maxReasons = 5
 
 // explain keeps what a run that was not measured says about why.
 func (a *Arm) explain(rec *record.Record) {
-	note, _, _ := strings.Cut(strings.TrimSpace(rec.Note), "\n")
+	lines := strings.Split(strings.TrimSpace(rec.Note), "\n")
+	note := lines[0]
+	// A note that quotes a container's log says why in the log's last
+	// line (the note's own last line says what landed).
+	if strings.HasSuffix(note, "its log ends:") {
+		for i := len(lines) - 2; i > 0; i-- {
+			if l := strings.TrimSpace(lines[i]); l != "" {
+				note += " … " + l
+				break
+			}
+		}
+	}
 	if note == "" {
 		note = "the record gives no reason"
 	}
-	key := fmt.Sprintf("%s: %s", rec.Status, shorten(note, 200))
+	key := fmt.Sprintf("%s: %s", rec.Status, shorten(note, 400))
 	if a.whyCount == nil {
 		a.whyCount = map[string]int{}
 	}

@@ -429,3 +429,15 @@ func TestTableShowsJVMHeap(t *testing.T) {
 		t.Errorf("an arm without heap figures got a heap note:\n%s", out)
 	}
 }
+
+// TestFailureQuotesTheLogsLastLine: a note that quotes a container's log
+// is summarised with the log's last line, where the system says why.
+func TestFailureQuotesTheLogsLastLine(t *testing.T) {
+	var a Arm
+	a.explain(&record.Record{Status: record.StatusFailed,
+		Note: "container arm exited during the drain with code 1; its log ends:\nstarting\nbad response: Code: 47 Unknown identifier: position\n\n0 distinct rows of 10 landed (0 in all)"})
+	want := "failed: container arm exited during the drain with code 1; its log ends: … bad response: Code: 47 Unknown identifier: position"
+	if len(a.why) != 1 || a.why[0] != want {
+		t.Errorf("why %q, want %q", a.why, want)
+	}
+}

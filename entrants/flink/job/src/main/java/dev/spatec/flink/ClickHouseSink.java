@@ -111,7 +111,11 @@ public final class ClickHouseSink extends AsyncSinkBase<SensorRow, byte[]> {
                 System.arraycopy(r, 0, body, at, r.length);
                 at += r.length;
             }
-            client.insert(settings.table, columns, new ByteArrayInputStream(body), ClickHouseFormat.RowBinary)
+            // The table by its full name: on ClickHouse 18.16 the client's
+            // default database does not reach the insert, which then
+            // looks in "default".
+            String target = settings.database + "." + settings.table;
+            client.insert(target, columns, new ByteArrayInputStream(body), ClickHouseFormat.RowBinary)
                     .whenComplete((response, err) -> {
                         if (err == null) {
                             response.close();
@@ -123,10 +127,10 @@ public final class ClickHouseSink extends AsyncSinkBase<SensorRow, byte[]> {
                             // ClickHouse refused the rows: sending them again
                             // gets the same answer.
                             result.completeExceptionally(new IOException("ClickHouse refused an insert of " + rows.size()
-                                    + " rows into " + settings.table + ": " + cause.getMessage(), cause));
+                                    + " rows into " + target + ": " + cause.getMessage(), cause));
                             return;
                         }
-                        LOG.warn("inserting {} rows into {} failed, trying again in a second: {}", rows.size(), settings.table,
+                        LOG.warn("inserting {} rows into {} failed, trying again in a second: {}", rows.size(), target,
                                 cause.toString());
                         CompletableFuture.delayedExecutor(1, TimeUnit.SECONDS).execute(() -> result.retryForEntries(rows));
                     });
