@@ -524,3 +524,23 @@ func TestEnvironmentThatDoesNotEvaluate(t *testing.T) {
 		t.Fatalf("want exactly %q; got:\n%s", want, joinProblems(problems))
 	}
 }
+
+// TestFlinkGetsTheAlignmentItsHeapNeeds: a TaskManager declared at 31 GiB
+// with 16-byte objects (above the default compressed-oops ceiling, under
+// the one that alignment makes) passes vet, and the alignment reaches its
+// JVM in the options Flink reads.
+func TestFlinkGetsTheAlignmentItsHeapNeeds(t *testing.T) {
+	fsys := realTree(t)
+	src := strings.Replace(string(fsys[flinkFile].Data), "heap:    4 * GiB", "heap:    31 * GiB\n\t\t\tobjectAlignment: 16", 1)
+	src = strings.Replace(src, "floor:   4 * GiB", "floor:   31 * GiB", 1)
+	fsys[flinkFile] = &fstest.MapFile{Data: []byte(src)}
+	p, problems := loadTree(t, fsys).Resolve("bench-96c", "flink", "")
+	if len(problems) > 0 {
+		t.Fatalf("problems:\n%s", joinProblems(problems))
+	}
+	tm := p.Entrant.Containers["tm"]
+	if got := tm.JVM.Config["env.java.opts.taskmanager"]; !strings.Contains(got, "-XX:ObjectAlignmentInBytes=16") ||
+		!strings.Contains(tm.Files[tm.JVM.ConfigFile], "env.java.opts.taskmanager: "+got) {
+		t.Errorf("env.java.opts.taskmanager %q; want -XX:ObjectAlignmentInBytes=16 there, in the config.yaml Flink reads", got)
+	}
+}

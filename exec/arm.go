@@ -263,6 +263,26 @@ func (run *armRun) watch(ctx context.Context, name, id string) {
 	run.exited <- exitEvent{name: name, code: code, logs: logs}
 }
 
+// dataPlaneLogs is the end of each data-plane container's log, for the
+// note of an arm that ran on without landing its rows: what it last said
+// is most often why ("; <name>'s log ends:" and the lines), or "" when
+// there is none to read.
+func (run *armRun) dataPlaneLogs(ctx context.Context) string {
+	var b strings.Builder
+	for _, c := range run.containers {
+		if c.role != schema.RoleDataPlane {
+			continue
+		}
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		logs, err := run.s.runner.Engine.Logs(lctx, c.id, 5)
+		cancel()
+		if err == nil && strings.TrimSpace(logs) != "" {
+			fmt.Fprintf(&b, "; container %s's log ends:\n%s", c.name, strings.TrimRight(logs, "\n")+"\n")
+		}
+	}
+	return b.String()
+}
+
 // targets are what the sampler reads: the arm's containers and the
 // infrastructure's, so throttling on both sides is recorded (C12).
 func (run *armRun) targets() []sample.Target {
@@ -516,9 +536,9 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 		run.rec.Flags = append(run.rec.Flags, record.FlagInterrupted)
 		err = &Failure{fmt.Sprintf("interrupted during the drain: %v", context.Cause(ctx))}
 	case errors.Is(err, chstore.ErrDrainTimeout):
-		err = &Failure{fmt.Sprintf("C13: the drain timed out after %ds", wl.DrainTimeout)}
+		err = &Failure{fmt.Sprintf("C13: the drain timed out after %ds", wl.DrainTimeout) + run.dataPlaneLogs(sctx)}
 	case errors.Is(err, chstore.ErrStalled):
-		err = &Failure{err.Error()}
+		err = &Failure{err.Error() + run.dataPlaneLogs(sctx)}
 	default:
 		err = &Failure{fmt.Sprintf("watching ClickHouse during the drain: %v", err)}
 	}

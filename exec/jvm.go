@@ -68,9 +68,25 @@ func (run *armRun) heapMismatch() error {
 	var lines []string
 	for _, name := range slices.Sorted(maps.Keys(run.heaps)) {
 		decl := run.plan.Entrant.Containers[name].JVM
-		if got := run.heaps[name].ConfiguredBytes; decl != nil && got > 0 && got != decl.Heap {
+		if decl == nil {
+			continue
+		}
+		h := run.heaps[name]
+		if got := h.ConfiguredBytes; got > 0 && got != decl.Heap {
 			lines = append(lines, fmt.Sprintf("container %s ran with a %s heap, as its GC log says; its plan declares %s",
 				name, schema.FormatBytes(got), schema.FormatBytes(decl.Heap)))
+		}
+		// C9 admits the heap under the compressed-oops ceiling its
+		// alignment and heap base make; the JVM's verdict says whether it
+		// was given them.
+		if h.CompressedOops != "" && !strings.HasPrefix(h.CompressedOops, "Enabled") {
+			missed := "an option turned them off (such as -XX:-UseCompressedOops)"
+			if extra := slices.DeleteFunc(slices.Clone(decl.JVMOptions), func(o string) bool { return o == decl.GCLog }); len(extra) > 0 {
+				missed = "the JVM did not get " + strings.Join(extra, " ")
+			}
+			lines = append(lines, fmt.Sprintf("container %s ran its %s heap with compressed oops %s, as its GC log says; its plan keeps the heap under their ceiling of %s (object alignment %d, heap base %s), so %s",
+				name, schema.FormatBytes(decl.Heap), strings.ToLower(h.CompressedOops), schema.FormatBytes(decl.Ceiling),
+				decl.ObjectAlignment, schema.FormatBytes(decl.HeapBaseMinAddress), missed))
 		}
 	}
 	if len(lines) == 0 {

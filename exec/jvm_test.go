@@ -63,3 +63,24 @@ func TestContainerEnvAsksJVMsForTheirGCLog(t *testing.T) {
 		t.Errorf("a Go container's environment changed: %v", got)
 	}
 }
+
+// TestHeapMismatchReadsTheJVMsVerdict: a JVM whose log says it ran without
+// compressed oops, under a plan that admitted its heap by their ceiling,
+// fails C9 naming the options the JVM did not get; one that ran with them
+// passes.
+func TestHeapMismatchReadsTheJVMsVerdict(t *testing.T) {
+	opt := gclog.Option(gclog.Path)
+	jvm := &schema.JVM{Heap: 31 << 30, ObjectAlignment: 16, HeapBaseMinAddress: 2 << 30, Ceiling: 62 << 30, GCLog: opt,
+		JVMOptions: []string{opt, "-XX:ObjectAlignmentInBytes=16"}}
+	run := &armRun{plan: &schema.Plan{Entrant: schema.Entrant{Containers: map[string]schema.Container{"tm": {Runtime: "jvm", JVM: jvm}}}},
+		heaps: map[string]gclog.Heap{"tm": {ConfiguredBytes: 31 << 30, CompressedOops: "Disabled"}}}
+	err := run.heapMismatch()
+	want := "C9: container tm ran its 31 GiB heap with compressed oops disabled, as its GC log says; its plan keeps the heap under their ceiling of 62 GiB (object alignment 16, heap base 2 GiB), so the JVM did not get -XX:ObjectAlignmentInBytes=16"
+	if err == nil || err.Error() != want {
+		t.Errorf("heapMismatch = %v\nwant %s", err, want)
+	}
+	run.heaps["tm"] = gclog.Heap{ConfiguredBytes: 31 << 30, CompressedOops: "Enabled (Zero based)"}
+	if err := run.heapMismatch(); err != nil {
+		t.Errorf("a JVM that ran as declared: %v", err)
+	}
+}

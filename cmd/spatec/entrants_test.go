@@ -411,8 +411,10 @@ func TestFlinkReadsWhatItNeeds(t *testing.T) {
 						t.Errorf("%s: config.yaml sets %s: %s", name, k, v)
 					}
 				}
-				if !strings.Contains(conf["env.java.opts."+want], c.JVM.GCLog) {
-					t.Errorf("%s: env.java.opts.%s %q lacks the GC log %q", name, want, conf["env.java.opts."+want], c.JVM.GCLog)
+				for _, o := range c.JVM.JVMOptions {
+					if !strings.Contains(conf["env.java.opts."+want], o) {
+						t.Errorf("%s: env.java.opts.%s %q lacks %q", name, want, conf["env.java.opts."+want], o)
+					}
 				}
 				size := func(k string) int64 {
 					v, ok := conf[k]

@@ -96,6 +96,7 @@ func runArms(ctx context.Context, f execFlags, runs []armSpec, reps int, hold ti
 	// A run that cannot be recorded is not started (C14); a hold run
 	// records nothing.
 	if hold <= 0 {
+		defer keepOnlyIfUsed(f.results)()
 		if err := record.CheckRoot(f.results); err != nil {
 			return refusal{err}
 		}
@@ -336,6 +337,7 @@ func cmdCeiling(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usageError{fmt.Sprintf("unexpected arguments %q", args)}
 	}
 	if *measure {
+		defer keepOnlyIfUsed(f.results)()
 		if err := record.CheckRoot(f.results); err != nil {
 			return refusal{err}
 		}
@@ -405,4 +407,15 @@ func writeCeilings(w io.Writer, path string, c *exec.Ceilings) error {
 	fmt.Fprintf(w, "  clickhouse ingest %11.0f rows/s (%s, %d writers)\n", c.ClickHouse.RowsPerSec, c.ClickHouse.Format, c.ClickHouse.Concurrency)
 	fmt.Fprintf(w, "  under infra %s, %d partitions, %d-byte messages, measured from the %s\n", c.InfraDigest, c.Partitions, c.MessageBytes, c.MeasuredFrom)
 	return nil
+}
+
+// keepOnlyIfUsed returns a function that removes the results root again
+// when it did not exist before and nothing was written into it: a refused
+// or failed start leaves no empty directory behind. os.Remove never
+// removes a directory that holds anything.
+func keepOnlyIfUsed(root string) func() {
+	if _, err := os.Stat(root); err == nil {
+		return func() {}
+	}
+	return func() { _ = os.Remove(root) }
 }

@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	osexec "os/exec"
@@ -413,5 +415,37 @@ func TestPlanForKubernetes(t *testing.T) {
 		if code != exitOK || !strings.Contains(out, want) {
 			t.Errorf("plan on k8s-pods: exit %d, no %q in\n%s%s", code, want, out, errOut)
 		}
+	}
+}
+
+// TestCandidatesClosestThenByName: names at the same distance are listed
+// alphabetically, after every closer one.
+func TestCandidatesClosestThenByName(t *testing.T) {
+	got := closest("k8s-one", []string{"local", "k8s-two", "bench-96c", "k8s-pods", "k8s-single", "retired-32c"})
+	want := []string{"k8s-pods", "k8s-two", "k8s-single", "local", "bench-96c", "retired-32c"}
+	if !slices.Equal(got, want) {
+		t.Errorf("closest = %q, want %q", got, want)
+	}
+}
+
+// TestNoTreeIsAUsageError: a --tree that names no tree is the command
+// line's mistake (exit 2), and says what a tree is.
+func TestNoTreeIsAUsageError(t *testing.T) {
+	code, _, errOut := cli(t, "vet", "--tree", filepath.Join(t.TempDir(), "nonexistent"))
+	if code != exitUsage || !strings.Contains(errOut, "is not a spatec tree: it has no cue.mod/module.cue") {
+		t.Errorf("exit %d, stderr %q; want exit %d naming cue.mod/module.cue", code, errOut, exitUsage)
+	}
+}
+
+// TestRefusedExecLeavesNoResults: a refused exec creates no results
+// directory that did not exist.
+func TestRefusedExecLeavesNoResults(t *testing.T) {
+	results := filepath.Join(t.TempDir(), "results")
+	code, _, errOut := cli(t, "exec", "--env", "bench-96c", "kafka-connect", "--results", results)
+	if code != exitRefused {
+		t.Fatalf("exit %d, want %d: %s", code, exitRefused, errOut)
+	}
+	if _, err := os.Stat(results); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("results %s after a refusal: %v; want it never made", results, err)
 	}
 }

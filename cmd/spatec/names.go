@@ -36,10 +36,16 @@ func checkNames(t *compiler.Tree, env string, args []string) error {
 	return nil
 }
 
-// closest orders names by their edit distance to name, nearest first.
+// closest orders names by their edit distance to name, nearest first, and
+// names at the same distance alphabetically.
 func closest(name string, names []string) []string {
 	out := slices.Clone(names)
-	slices.SortStableFunc(out, func(a, b string) int { return distance(name, a) - distance(name, b) })
+	slices.SortFunc(out, func(a, b string) int {
+		if d := distance(name, a) - distance(name, b); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
 	return out
 }
 

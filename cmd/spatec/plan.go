@@ -35,6 +35,10 @@ func loadTree(dir string) (*compiler.Tree, error) {
 	if dir == "" {
 		return compiler.Load(compiler.Options{FS: spatec.Tree, Display: "(embedded)/"})
 	}
+	// A --tree that names no tree is a mistake on the command line.
+	if _, err := os.Stat(filepath.Join(dir, "cue.mod", "module.cue")); err != nil {
+		return nil, usageError{fmt.Sprintf("--tree %s is not a spatec tree: it has no cue.mod/module.cue (%v); give the directory that holds cue.mod", dir, err)}
+	}
 	display := ""
 	if wd, err := os.Getwd(); err == nil {
 		if rel, err := filepath.Rel(wd, dir); err == nil && rel != "." {

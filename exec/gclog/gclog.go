@@ -63,6 +63,11 @@ type Heap struct {
 	LivePeakBytes int64
 	// Collections counts the collections read.
 	Collections int
+	// CompressedOops is the JVM's verdict on compressed object pointers,
+	// as gc+init logs it: "Enabled (32-bit)", "Enabled (Zero based)",
+	// "Disabled"; "" when the log does not say (ZGC uses none). It is
+	// what the object alignment and heap base C9 reasons with came to.
+	CompressedOops string
 }
 
 var (
@@ -105,6 +110,9 @@ func Parse(r io.Reader) (Heap, error) {
 		case "gc,init":
 			if mm := maxHeap.FindStringSubmatch(msg); mm != nil {
 				h.ConfiguredBytes = size(mm[1])
+			}
+			if v, ok := strings.CutPrefix(msg, "Compressed Oops: "); ok {
+				h.CompressedOops = v
 			}
 		case "gc,heap":
 			h.readZRow(msg)

@@ -21,13 +21,14 @@ func TestParseJDK17(t *testing.T) {
 		want Heap
 	}{
 		// G1's last collection is the full one: 28M->25M(55M).
-		{"jdk17-g1.log", Heap{Collector: "G1", ConfiguredBytes: 64 * mib, CommittedPeakBytes: 55 * mib, LivePeakBytes: 25 * mib, Collections: 13}},
+		{"jdk17-g1.log", Heap{Collector: "G1", ConfiguredBytes: 64 * mib, CommittedPeakBytes: 55 * mib, LivePeakBytes: 25 * mib, Collections: 13, CompressedOops: "Enabled (32-bit)"}},
 		// Parallel's highest occupancy follows a young collection that
 		// promoted: 24M->26M(40M).
-		{"jdk17-parallel.log", Heap{Collector: "Parallel", ConfiguredBytes: 64 * mib, CommittedPeakBytes: 40 * mib, LivePeakBytes: 26 * mib, Collections: 14}},
-		{"jdk17-serial.log", Heap{Collector: "Serial", ConfiguredBytes: 64 * mib, CommittedPeakBytes: 60 * mib, LivePeakBytes: 25 * mib, Collections: 36}},
+		{"jdk17-parallel.log", Heap{Collector: "Parallel", ConfiguredBytes: 64 * mib, CommittedPeakBytes: 40 * mib, LivePeakBytes: 26 * mib, Collections: 14, CompressedOops: "Enabled (32-bit)"}},
+		{"jdk17-serial.log", Heap{Collector: "Serial", ConfiguredBytes: 64 * mib, CommittedPeakBytes: 60 * mib, LivePeakBytes: 25 * mib, Collections: 36, CompressedOops: "Enabled (32-bit)"}},
 		// ZGC: the Live row of the System.gc() cycle, 25M, and Capacity
-		// reaching the 64M maximum; the aborted cycle does not count.
+		// reaching the 64M maximum; the aborted cycle does not count. It
+		// uses no compressed oops, and does not say so.
 		{"jdk17-z.log", Heap{Collector: "The Z Garbage Collector", ConfiguredBytes: 64 * mib, CommittedPeakBytes: 64 * mib, LivePeakBytes: 25 * mib, Collections: 4}},
 	}
 	for _, tc := range cases {
@@ -112,6 +113,39 @@ func TestFile(t *testing.T) {
 	for _, opts := range []string{"", "-XX:+UseZGC", "-Xlog:gc"} {
 		if _, err := File(opts); err == nil || !strings.Contains(err.Error(), "no -Xlog option that writes to a file") {
 			t.Errorf("File(%q): got %v", opts, err)
+		}
+	}
+}
+
+// TestCompressedOopsFromALiveJVM: the JVM's own verdict on compressed oops,
+// for a heap above the default ceiling without and with the alignment that
+// raises it (the JVM only reserves the heap, so 40 GiB needs no memory).
+func TestCompressedOopsFromALiveJVM(t *testing.T) {
+	testenv.Require(t, "a JDK (java)", func() error {
+		_, err := exec.LookPath("java")
+		return err
+	})
+	for _, c := range []struct {
+		opts []string
+		want string
+	}{
+		{[]string{"-Xmx64m"}, "Enabled (32-bit)"},
+		{[]string{"-Xmx40g"}, "Disabled"},
+		{[]string{"-Xmx40g", "-XX:ObjectAlignmentInBytes=16"}, "Enabled (Zero based)"},
+	} {
+		log := filepath.Join(t.TempDir(), "gc.log")
+		cmd := exec.Command("java", append(append(c.opts, "-XX:+UseG1GC", Option(log)), "-version")...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("java %v: %v\n%s", c.opts, err, out)
+		}
+		f, err := os.Open(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := Parse(f)
+		f.Close()
+		if err != nil || h.CompressedOops != c.want {
+			t.Errorf("java %v: compressed oops %q (%v), want %q", c.opts, h.CompressedOops, err, c.want)
 		}
 	}
 }

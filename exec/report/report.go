@@ -504,7 +504,7 @@ func (a *Arm) explain(rec *record.Record) {
 	note := lines[0]
 	// A note that quotes a container's log says why in the log's last
 	// line (the note's own last line says what landed).
-	if strings.HasSuffix(note, "its log ends:") {
+	if strings.HasSuffix(note, "log ends:") {
 		for i := len(lines) - 2; i > 0; i-- {
 			if l := strings.TrimSpace(lines[i]); l != "" {
 				note += " … " + l
