@@ -16,7 +16,7 @@
 //
 // Usage (bench/run.sh prefill runs it):
 //
-//	go run ./bench/prefill [-env local-containers] [-batches 1500000] [-compare 100000] [-rounds 3]
+//	go run ./bench/prefill [-env local-containers] [-batches 1500000] [-compare 100000] [-rounds 4] [-broker-cpus 1]
 package main
 
 import (
@@ -60,6 +60,7 @@ func run(ctx context.Context) error {
 	batches := flag.Int64("batches", 1_500_000, "batches of the memory measurement (the published dataset's)")
 	compare := flag.Int64("compare", 100_000, "batches of each round of the rate comparison")
 	rounds := flag.Int("rounds", 4, "rounds of the rate comparison, each a bare loop and spatec's prefill, in turns first")
+	brokerCPUs := flag.Float64("broker-cpus", 1, "the broker's CPU cap for this measurement (0: the environment's): the clients are measured, not a broker throttled to a fraction of a core")
 	flag.Parse()
 
 	root, err := repoRoot()
@@ -73,6 +74,10 @@ func run(ctx context.Context) error {
 	env, err := tree.Environment(*envName)
 	if err != nil {
 		return err
+	}
+	if *brokerCPUs > 0 {
+		fmt.Fprintf(os.Stderr, "the broker runs at %g CPUs for this measurement (%s gives it %g)\n", *brokerCPUs, *envName, env.Infra.Broker.CPUs)
+		env.Infra.Broker.CPUs = *brokerCPUs
 	}
 	wl, ok := env.Workloads["sensor-batch"]
 	if !ok {

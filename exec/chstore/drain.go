@@ -78,6 +78,15 @@ func (o DrainOptions) queryTimeout() time.Duration {
 	return min(max(o.Stall/3, time.Second), 5*time.Second)
 }
 
+// distinctTimeout bounds the distinct count: the stall limit (30 s
+// without one), so that only a server silent for the limit is a stall.
+func (o DrainOptions) distinctTimeout() time.Duration {
+	if o.Stall <= 0 {
+		return 30 * time.Second
+	}
+	return o.Stall
+}
+
 // WaitDrained polls table until its distinct ids reach n, the expected
 // count fixed from the broker before the arm started.
 //
@@ -127,14 +136,14 @@ func (s *Store) WaitDrained(ctx context.Context, table string, n uint64, o Drain
 	answered, grew := start, start // the last poll answered, the last that saw new rows
 	for {
 		before := d.Count
-		qctx, cancel := context.WithTimeout(waitCtx, o.queryTimeout())
-		err := s.pollOnce(qctx, table, o.identity(), &d)
-		cancel()
+		counted, err := s.pollOnce(waitCtx, table, o, &d)
 		now := time.Now()
 		d.Elapsed = now.Sub(start)
+		if counted {
+			answered = now
+		}
 		if err == nil {
 			failures = 0
-			answered = now
 			if d.Count > before {
 				grew = now
 			}
@@ -191,22 +200,31 @@ func (o DrainOptions) identity() string {
 	return o.Identity
 }
 
-func (s *Store) pollOnce(ctx context.Context, table, identity string, d *Drain) error {
+//
+// The count has the poll's deadline. The distinct count, a scan of the
+// whole table, has the longer distinctTimeout: a server that has just
+// answered the count is alive, and on a small share of a core the scan can
+// take longer than a poll may.
+func (s *Store) pollOnce(ctx context.Context, table string, o DrainOptions, d *Drain) (counted bool, err error) {
 	d.Polls++
-	count, err := s.Count(ctx, table)
+	qctx, cancel := context.WithTimeout(ctx, o.queryTimeout())
+	count, err := s.Count(qctx, table)
+	cancel()
 	if err != nil {
-		return err
+		return false, err
 	}
 	d.Count, d.Counted = count, true
 	if count < d.Want {
-		return nil
+		return true, nil
 	}
-	count, distinct, err := s.Counts(ctx, table, identity)
+	dctx, cancel := context.WithTimeout(ctx, o.distinctTimeout())
+	count, distinct, err := s.Counts(dctx, table, o.identity())
+	cancel()
 	if err != nil {
-		return err
+		return true, err
 	}
 	d.Count, d.Distinct, d.Duplicates, d.DistinctCounted = count, distinct, count-distinct, true
-	return nil
+	return true, nil
 }
 
 // incomplete measures both counts once more after the wait ended without
