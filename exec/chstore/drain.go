@@ -193,6 +193,7 @@ func noAnswer(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
+// identity is the SQL expression of a row's identity.
 func (o DrainOptions) identity() string {
 	if o.Identity == "" {
 		return "id"
@@ -200,7 +201,8 @@ func (o DrainOptions) identity() string {
 	return o.Identity
 }
 
-//
+// pollOnce reads the table's count, and its distinct count once the count
+// reaches the expected rows; counted says whether the count was answered.
 // The count has the poll's deadline. The distinct count, a scan of the
 // whole table, has the longer distinctTimeout: a server that has just
 // answered the count is alive, and on a small share of a core the scan can
