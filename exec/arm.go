@@ -482,6 +482,7 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 		Poll:     100 * time.Millisecond,
 		Timeout:  time.Duration(wl.DrainTimeout) * time.Second,
 		Stall:    stall,
+		Activity: run.dataPlaneWork,
 		Progress: func(count, distinct uint64) {
 			r.Progress.Set(int64(max(count, distinct)))
 			run.landed.OffsetsMS = append(run.landed.OffsetsMS, time.Since(winStart).Milliseconds())
@@ -557,6 +558,24 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	}
 	run.metrics(res)
 	return res, err
+}
+
+// dataPlaneWork is the CPU time, in nanoseconds, the arm's data plane has
+// used since it started: it stands still only while the arm is frozen or
+// blocked.
+func (run *armRun) dataPlaneWork() (uint64, error) {
+	var ns uint64
+	for _, c := range run.containers {
+		if c.role != sample.DataPlane {
+			continue
+		}
+		st, err := c.group.Stat()
+		if err != nil {
+			return 0, fmt.Errorf("reading container %s's CPU time: %w", c.name, err)
+		}
+		ns += st.CPUUsageNs
+	}
+	return ns, nil
 }
 
 // series is the run's window over time, for its series file; nil when no

@@ -283,6 +283,46 @@ func TestFaultArmKilled(t *testing.T) {
 		"container consumer exited during the drain with code 137")
 }
 
+// TestFaultArmFrozenBeforeFirstRow: the arm frozen (the cgroup freezer,
+// what `docker pause` does) as soon as it runs, before its first insert,
+// and thawed after 20 s, beyond the 15 s stall limit. No row lands while it
+// is frozen, so only its own work can tell it from an arm still starting:
+// the run fails as stalled, not ok at a fraction of its rate.
+func TestFaultArmFrozenBeforeFirstRow(t *testing.T) {
+	e := requireContainers(t)
+	results := t.TempDir()
+	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--results", results)
+	ctx := context.Background()
+	var id string
+	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the arm's container never ran; stderr:\n%s", b.stderr.String())
+		}
+		objs, err := e.ListOwned(ctx, exec.LabelEntrant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			if o.Kind == "container" && o.Labels[exec.LabelEntrant] == "reference" {
+				id = o.ID
+			}
+		}
+		// Pausing fails until the container runs.
+		if id != "" && e.Pause(ctx, id) == nil {
+			break
+		}
+	}
+	time.AfterFunc(20*time.Second, func() { _ = e.Unpause(ctx, id) })
+	if code := b.wait(t); code != exitProblems {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitProblems, b.stderr.String())
+	}
+	rec := failedWith(t, faultOutcome(t, e, "arm frozen 20 s before its first row", results, 1, 0, ""),
+		"the drain stalled: the arm did no work for", "before its first row landed", "stall limit 15s", "0 distinct rows of")
+	if _, ok := rec.Metrics[record.RowsPerS]; ok {
+		t.Errorf("a stalled run has a rate: %v", rec.Metrics)
+	}
+}
+
 // TestFaultSpatecKilledThenRunAgain: SIGKILL cannot be caught, so the run's
 // containers stay and it records nothing; the next spatec removes them,
 // says what it removed, records the killed run as failed from what it

@@ -62,9 +62,15 @@ type DrainOptions struct {
 	// before the call: Elapsed and FirstRow count from it.
 	Since time.Time
 	// Stall, when positive, ends the drain as stalled when ClickHouse has
-	// answered no query for that long, or when rows have landed and no new
-	// one has for that long.
+	// answered no query for that long, when rows have landed and no new
+	// one has for that long, or, before the first row, when Activity has
+	// not grown for that long since the drain began.
 	Stall time.Duration
+	// Activity, when not nil, reads a counter of the arm's own work that
+	// grows while it runs (its data plane's CPU time). An arm frozen before
+	// its first insert lands nothing, so rows alone cannot tell it from one
+	// still starting; a counter that stops does. Read once a poll.
+	Activity func() (uint64, error)
 	// Progress, when not nil, is called after every poll with the count
 	// and the last measured distinct count (0 until count first reaches n).
 	Progress func(count, distinct uint64)
@@ -134,6 +140,10 @@ func (s *Store) WaitDrained(ctx context.Context, table string, n uint64, o Drain
 	d := Drain{Want: n}
 	failures := 0
 	answered, grew := start, start // the last poll answered, the last that saw new rows
+	// The arm's work when it was last seen to grow: a started container's
+	// counter begins at 0, so the first reading above it is growth.
+	var work uint64
+	worked := start
 	for {
 		before := d.Count
 		counted, err := s.pollOnce(waitCtx, table, o, &d)
@@ -141,6 +151,11 @@ func (s *Store) WaitDrained(ctx context.Context, table string, n uint64, o Drain
 		d.Elapsed = now.Sub(start)
 		if counted {
 			answered = now
+		}
+		if o.Activity != nil {
+			if w, err := o.Activity(); err == nil && w > work {
+				work, worked = w, now
+			}
 		}
 		if err == nil {
 			failures = 0
@@ -173,6 +188,9 @@ func (s *Store) WaitDrained(ctx context.Context, table string, n uint64, o Drain
 			case d.Count > 0 && now.Sub(grew) > o.Stall:
 				return d, fmt.Errorf("%w: no new row landed in %s for %v (stall limit %v), at %d rows of %d",
 					ErrStalled, table, now.Sub(grew).Round(100*time.Millisecond), o.Stall, d.Count, n)
+			case d.Count == 0 && o.Activity != nil && now.Sub(worked) > o.Stall:
+				return d, fmt.Errorf("%w: the arm did no work for %v before its first row landed in %s (its work counter, the data plane's CPU time, stood still at %v; stall limit %v)",
+					ErrStalled, now.Sub(worked).Round(100*time.Millisecond), table, time.Duration(work).Round(time.Millisecond), o.Stall)
 			}
 		}
 		select {

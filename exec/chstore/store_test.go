@@ -279,6 +279,36 @@ func TestWaitDrainedEndsAStalledDrain(t *testing.T) {
 	}
 }
 
+// TestWaitDrainedEndsAFreezeBeforeTheFirstRow: before any row lands, an
+// arm whose work stops growing (a frozen container's CPU time) stalls at the
+// limit counted from when it stopped; one still working (a slow start) is
+// given the whole timeout.
+func TestWaitDrainedEndsAFreezeBeforeTheFirstRow(t *testing.T) {
+	s := openTestStore(t)
+	table := newTable(t, s)
+	begin := time.Now()
+	working := func(until time.Duration) func() (uint64, error) {
+		return func() (uint64, error) {
+			return uint64(min(time.Since(begin), until)), nil
+		}
+	}
+	d, err := s.WaitDrained(testCtx(t), table, 1000, DrainOptions{Timeout: time.Minute, Stall: time.Second, Activity: working(time.Second)})
+	took := time.Since(begin)
+	if !errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), "the arm did no work for") ||
+		!strings.Contains(err.Error(), "before its first row landed in "+table) || !strings.Contains(err.Error(), "stall limit 1s") {
+		t.Fatalf("an arm frozen before its first row: got %v", err)
+	}
+	if took < 2*time.Second || took > 5*time.Second || d.Count != 0 || !d.Counted {
+		t.Fatalf("frozen arm's drain ended after %v with %+v; want near 2 s (1 s of work, then the 1 s limit) with 0 rows counted", took, d)
+	}
+
+	begin = time.Now()
+	_, err = s.WaitDrained(testCtx(t), table, 1000, DrainOptions{Timeout: 3 * time.Second, Stall: time.Second, Activity: working(time.Hour)})
+	if !errors.Is(err, ErrDrainTimeout) {
+		t.Fatalf("an arm still working before its first row: got %v; want the drain timeout, not a stall", err)
+	}
+}
+
 func TestWaitDrainedInsistsOnFiveHertz(t *testing.T) {
 	s := openTestStore(t)
 	_, err := s.WaitDrained(testCtx(t), "events", 10, DrainOptions{Poll: time.Second, Timeout: time.Minute})
