@@ -39,8 +39,9 @@ type Session struct {
 	infraCgroups map[string]map[string]string
 	infra        []infraContainer
 	network      string
-	// tableReady holds the tables made this session, from their DDL.
-	tableReady map[string]bool
+	// tables holds each table made this session from its DDL, as the
+	// server showed its definition once made.
+	tables map[string]string
 	// expected holds the expectations computed this session, by dataset
 	// version and size.
 	expected map[string]expectation
@@ -105,7 +106,7 @@ func (r *Runner) Open(ctx context.Context, env schema.Environment, bare bool, pl
 	}
 	s := &Session{runner: r, env: env, id: id, infraCgroups: map[string]map[string]string{},
 		images: map[string]image{}, hostAddrs: map[string]string{}, infraExits: make(chan exitEvent, 3),
-		tableReady: map[string]bool{}, expected: map[string]expectation{}}
+		tables: map[string]string{}, expected: map[string]expectation{}}
 	s.watching, s.stopWatch = context.WithCancel(context.WithoutCancel(ctx))
 	if s.process, err = processID(os.Getpid()); err != nil {
 		return nil, err
@@ -477,17 +478,42 @@ func (s *Session) resize(ctx context.Context, plan *schema.Plan, messages int64)
 // nothing.
 //
 // The first run of a session on a table drops and creates it, so it is
-// exactly what the plan declares now; later repetitions truncate it.
+// exactly what the plan declares now; later repetitions truncate it, once
+// its definition is read back unchanged. A table dropped or altered between
+// repetitions (by hand, by another client) is made again from the DDL, and
+// the run says so.
 func (s *Session) prepareTable(ctx context.Context, plan *schema.Plan) (*chstore.Store, error) {
 	table := plan.Table()
-	if !s.tableReady[table] {
+	made, ok := s.tables[table]
+	if ok {
+		now, err := s.store.Definition(ctx, table)
+		if err != nil {
+			return nil, fmt.Errorf("checking the table before the run: %w", err)
+		}
+		if now != made {
+			what := "was altered"
+			if now == "" {
+				what = "was dropped"
+			}
+			s.runner.Progress.Printf("%s %s outside spatec since this session made it; making it again from the DDL of %s", table, what, plan.Workload.Name)
+			ok = false
+		}
+	}
+	if !ok {
 		if err := s.store.DropTable(ctx, table); err != nil {
 			return nil, fmt.Errorf("replacing the table: %w", err)
 		}
 		if err := s.store.Exec(ctx, plan.Workload.Table.DDL); err != nil {
 			return nil, fmt.Errorf("creating %s from the DDL of %s: %w", table, plan.Workload.Name, err)
 		}
-		s.tableReady[table] = true
+		def, err := s.store.Definition(ctx, table)
+		if err == nil && def == "" {
+			err = fmt.Errorf("the DDL of %s ran but made no table %s: does it name another?", plan.Workload.Name, table)
+		}
+		if err != nil {
+			return nil, &Refusal{fmt.Sprintf("C13: the sink table cannot be prepared, so nothing would measure a drain into it: %v", err)}
+		}
+		s.tables[table] = def
 	}
 	if err := s.store.Truncate(ctx, table); err != nil {
 		return nil, err

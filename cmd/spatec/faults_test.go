@@ -323,6 +323,36 @@ func TestFaultArmFrozenBeforeFirstRow(t *testing.T) {
 	}
 }
 
+// TestFaultTableDroppedBetweenReps: the sink table dropped by hand once the
+// first repetition is recorded. The next repetition finds it gone, makes it
+// again from the plan's DDL, says so, and measures.
+func TestFaultTableDroppedBetweenReps(t *testing.T) {
+	e := requireContainers(t)
+	results := t.TempDir()
+	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--reps", "2", "--results", results)
+	for deadline := time.Now().Add(5 * time.Minute); !strings.Contains(b.stdout.String(), "rep 1/2"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first repetition did not end; stderr:\n%s", b.stderr.String())
+		}
+	}
+	drop := osexec.Command("docker", "exec", "spatec-clickhouse", "clickhouse-client", "--user", "default", "--password", "spatec",
+		"--query", "DROP TABLE spatec.sensor_events")
+	if out, err := drop.CombinedOutput(); err != nil {
+		t.Fatalf("dropping the table: %v\n%s", err, out)
+	}
+	if code := b.wait(t); code != exitOK {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitOK, b.stderr.String())
+	}
+	if want := "spatec.sensor_events was dropped outside spatec since this session made it; making it again from the DDL of sensor-batch"; !strings.Contains(b.stderr.String(), want) {
+		t.Errorf("stderr does not say %q:\n%s", want, b.stderr.String())
+	}
+	recs := faultOutcome(t, e, "sink table dropped between repetitions", results, 2, 0,
+		"the next rep made it again from the plan's DDL, said so, and ran ok")
+	if len(recs) != 2 || recs[0].Status != record.StatusOK || recs[1].Status != record.StatusOK {
+		t.Errorf("records %+v; want both repetitions ok", recs)
+	}
+}
+
 // TestFaultSpatecKilledThenRunAgain: SIGKILL cannot be caught, so the run's
 // containers stay and it records nothing; the next spatec removes them,
 // says what it removed, records the killed run as failed from what it

@@ -165,6 +165,26 @@ func (s *Store) DropTable(ctx context.Context, table string) error {
 	return s.Exec(ctx, "DROP TABLE IF EXISTS "+table)
 }
 
+// Definition returns table's CREATE statement as the server shows it, or
+// "" when there is no such table.
+func (s *Store) Definition(ctx context.Context, table string) (string, error) {
+	if err := checkTable(table); err != nil {
+		return "", err
+	}
+	var exists uint8
+	if err := s.conn.QueryRow(ctx, "EXISTS TABLE "+table).Scan(&exists); err != nil {
+		return "", fmt.Errorf("asking ClickHouse at %s whether %s exists: %w", s.addr, table, err)
+	}
+	if exists == 0 {
+		return "", nil
+	}
+	var ddl string
+	if err := s.conn.QueryRow(ctx, "SHOW CREATE TABLE "+table).Scan(&ddl); err != nil {
+		return "", fmt.Errorf("reading the definition of %s on ClickHouse at %s: %w", table, s.addr, err)
+	}
+	return ddl, nil
+}
+
 // Count returns the number of rows in table. On MergeTree it is read from
 // part metadata, cheap enough to poll while an arm inserts.
 func (s *Store) Count(ctx context.Context, table string) (uint64, error) {

@@ -422,3 +422,18 @@ func TestIngestCeilingClimbsUntilItStops(t *testing.T) {
 		t.Fatalf("sweep beyond the connection limit: got %v", err)
 	}
 }
+
+func TestDefinitionReadsATableBackOrItsAbsence(t *testing.T) {
+	s := openTestStore(t)
+	table := newTable(t, s)
+	def, err := s.Definition(testCtx(t), table)
+	if err != nil || !strings.Contains(def, "CREATE TABLE") || !strings.Contains(def, table) {
+		t.Fatalf("definition of %s: %q, %v", table, def, err)
+	}
+	if err := s.DropTable(testCtx(t), table); err != nil {
+		t.Fatal(err)
+	}
+	if def, err := s.Definition(testCtx(t), table); err != nil || def != "" {
+		t.Fatalf("definition of the dropped %s: %q, %v; want none", table, def, err)
+	}
+}
