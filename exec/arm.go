@@ -31,12 +31,17 @@ type armRun struct {
 	// landed is the rows counted at each poll of the drain, in
 	// milliseconds from the window's start.
 	landed record.SeriesRows
-	// heaps holds each JVM container's heap as its GC log gives it (C9);
-	// heapNotes says why a log could not be read.
-	heaps     map[string]gclog.Heap
-	heapNotes []string
+	// heaps holds each JVM container's heap as its GC log gives it (C9).
+	heaps map[string]gclog.Heap
+	// caveats are what the note adds after the outcome: why a GC log
+	// could not be read, a window too short for its figures.
+	caveats []string
 	// exited receives the first arm container to stop on its own.
 	exited chan exitEvent
+	// oomKilled names the arm containers the engine says the OOM killer
+	// ended: their cgroup is gone with them, often before the sampler read
+	// the kill.
+	oomKilled []string
 	// expected is what a correct arm lands from the dataset.
 	expected expectation
 }
@@ -50,7 +55,40 @@ type armContainer struct {
 type exitEvent struct {
 	name string
 	code int
-	logs string
+	// oom is the engine's word that the kernel's OOM killer ended the
+	// container; memory is its cap then.
+	oom    bool
+	memory int64
+	logs   string
+}
+
+// exitOf reads how a container that stopped on its own ended: its code,
+// whether the OOM killer ended it, and the end of its log.
+func exitOf(ctx context.Context, e Engine, name, id string, code int) exitEvent {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	ev := exitEvent{name: name, code: code}
+	if c, err := e.Inspect(ctx, id); err == nil {
+		ev.oom, ev.memory = c.OOMKilled, c.Resources.Memory
+	}
+	ev.logs, _ = e.Logs(ctx, id, 20)
+	return ev
+}
+
+// ended says how the container ended, the cause first: the OOM killer at
+// its cap, else its exit code. when places it ("during the drain").
+func (e exitEvent) ended(who, when string) string {
+	if when != "" {
+		when = " " + when
+	}
+	if e.oom {
+		limit := "its memory cap"
+		if e.memory > 0 {
+			limit += " of " + schema.FormatBytes(e.memory)
+		}
+		return fmt.Sprintf("%s was killed by the kernel's OOM killer%s: it reached %s (exit code %d); its log ends:\n%s", who, when, limit, e.code, e.logs)
+	}
+	return fmt.Sprintf("%s exited%s with code %d; its log ends:\n%s", who, when, e.code, e.logs)
 }
 
 func (s *Session) newRun(plan *schema.Plan, opts Options) (*armRun, error) {
@@ -257,10 +295,7 @@ func (run *armRun) watch(ctx context.Context, name, id string) {
 	if err != nil || ctx.Err() != nil {
 		return
 	}
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	logs, _ := e.Logs(lctx, id, 20)
-	run.exited <- exitEvent{name: name, code: code, logs: logs}
+	run.exited <- exitOf(ctx, e, name, id, code)
 }
 
 // dataPlaneLogs is the end of each data-plane container's log, for the
@@ -333,7 +368,7 @@ func (run *armRun) hold(ctx context.Context, d time.Duration) error {
 	select {
 	case e := <-exits:
 		if e.code != 0 {
-			return &Failure{fmt.Sprintf("container %s exited with code %d; its log ends:\n%s", e.name, e.code, e.logs)}
+			return &Failure{e.ended("container "+e.name, "")}
 		}
 		return nil
 	case <-time.After(wait):
@@ -466,9 +501,12 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	go func() {
 		select {
 		case e := <-run.exited:
-			stopDrain(&Failure{fmt.Sprintf("container %s exited during the drain with code %d; its log ends:\n%s", e.name, e.code, e.logs)})
+			if e.oom {
+				run.oomKilled = append(run.oomKilled, e.name)
+			}
+			stopDrain(&Failure{e.ended("container "+e.name, "during the drain")})
 		case e := <-run.s.infraExits:
-			stopDrain(&Failure{fmt.Sprintf("the %s exited during the drain with code %d; its log ends:\n%s", e.name, e.code, e.logs)})
+			stopDrain(&Failure{e.ended("the "+e.name, "during the drain")})
 		case <-drainCtx.Done():
 		}
 	}()

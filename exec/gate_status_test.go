@@ -116,3 +116,22 @@ func TestGateUncountedRowsAreAbsent(t *testing.T) {
 		t.Errorf("flags %v; want %s", run.rec.Flags, record.FlagRowsUncounted)
 	}
 }
+
+// A window of two readings is flagged, and its note says why its peaks
+// cannot be trusted; one of five is not.
+func TestShortWindowIsFlaggedUnderSampled(t *testing.T) {
+	for readings, flagged := range map[int]bool{2: true, 5: false} {
+		run, _ := gateRun(t)
+		run.summary.Readings = readings
+		d := drainResult{drain: chstore.Drain{Counted: true, DistinctCounted: true, Count: 100_000, Distinct: 100_000, Elapsed: 160 * time.Millisecond}, want: 100_000}
+		run.metrics(d)
+		run.finish(errors.New("container consumer was killed"), time.Now())
+		if got := contains(run.rec.Flags, record.FlagUnderSampled); got != flagged {
+			t.Errorf("%d readings: flags %v; want %s %v", readings, run.rec.Flags, record.FlagUnderSampled, flagged)
+		}
+		want := "; the window held 2 sampler readings (100ms apart, fewer than 5): its peaks and means may miss what happened in it"
+		if flagged && !strings.HasSuffix(run.rec.Note, want) {
+			t.Errorf("note %q; want it to end %q", run.rec.Note, want)
+		}
+	}
+}

@@ -18,6 +18,11 @@ import (
 // measures the infrastructure, not itself.
 const infraBoundShare = 0.70
 
+// minReadings is the fewest sampler readings a window may hold for its
+// peaks and means to stand for it: below it, a spike between two readings
+// (an OOM kill's climb) is missed.
+const minReadings = 5
+
 // metrics records what the window measured (C7, C8, C13).
 func (run *armRun) metrics(res drainResult) {
 	m := run.rec.Metrics
@@ -35,7 +40,18 @@ func (run *armRun) metrics(res drainResult) {
 	for _, c := range sum.Containers {
 		// Throttling on both sides of the gate (C12): which one sat at its cap.
 		put("throttled_s."+c.Name, float64(c.ThrottledUsec)/1e6, "s", false)
-		put("oom_kills."+c.Name, float64(c.OOMKills), "count", false)
+		kills := c.OOMKills
+		if slices.Contains(run.oomKilled, c.Name) {
+			// The engine saw the kill the sampler could not: the group
+			// went with the container.
+			kills = max(kills, 1)
+		}
+		put("oom_kills."+c.Name, float64(kills), "count", false)
+	}
+	if sum.Readings > 0 && sum.Readings < minReadings {
+		run.rec.Flags = appendOnce(run.rec.Flags, record.FlagUnderSampled)
+		run.caveats = appendOnce(run.caveats, fmt.Sprintf("the window held %d sampler readings (%v apart, fewer than %d): its peaks and means may miss what happened in it",
+			sum.Readings, sum.Period, minReadings))
 	}
 	run.heapMetrics()
 	if sum.Arm.MemoryPeakKind == "lifetime" {
@@ -136,8 +152,8 @@ func (run *armRun) finish(err error, now time.Time) {
 		run.rec.Status = record.StatusFailed
 		run.rec.Note = err.Error()
 	}
-	if len(run.heapNotes) > 0 {
-		run.rec.Note = strings.TrimPrefix(run.rec.Note+"; "+strings.Join(run.heapNotes, "; "), "; ")
+	if len(run.caveats) > 0 {
+		run.rec.Note = strings.TrimPrefix(run.rec.Note+"; "+strings.Join(run.caveats, "; "), "; ")
 	}
 	for _, c := range run.containers {
 		_ = c.group.Close()

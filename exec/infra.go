@@ -266,11 +266,8 @@ func (s *Session) watchInfra(name, id string) {
 	if err != nil || s.watching.Err() != nil {
 		return
 	}
-	lctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	logs, _ := e.Logs(lctx, id, 20)
 	select {
-	case s.infraExits <- exitEvent{name: name, code: code, logs: logs}:
+	case s.infraExits <- exitOf(context.Background(), e, name, id, code):
 	default:
 	}
 }

@@ -55,7 +55,7 @@ func (run *armRun) readHeaps(ctx context.Context) {
 		h, err := run.readHeap(ctx, c.id, decl.JVM)
 		if err != nil {
 			run.rec.Flags = appendOnce(run.rec.Flags, record.FlagJVMHeapUnread)
-			run.heapNotes = append(run.heapNotes, fmt.Sprintf("C9: the heap of %s is not recorded: %v", c.name, err))
+			run.caveats = append(run.caveats, fmt.Sprintf("C9: the heap of %s is not recorded: %v", c.name, err))
 			continue
 		}
 		run.heaps[c.name] = h

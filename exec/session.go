@@ -319,8 +319,7 @@ func (s *Session) exitedDuringVerify(ctx context.Context, name, id string) error
 	if err != nil {
 		return nil
 	}
-	logs, _ := s.runner.Engine.Logs(ctx, id, 20)
-	return &Failure{fmt.Sprintf("container %s exited before its caps could be verified (exit code %d); its log ends:\n%s", name, code, logs)}
+	return &Failure{exitOf(ctx, s.runner.Engine, name, id, code).ended("container "+name, "before its caps could be verified")}
 }
 
 // checkHost refuses a plan this host cannot hold: more CPUs than it has, or

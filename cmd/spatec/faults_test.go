@@ -353,6 +353,25 @@ func TestFaultTableDroppedBetweenReps(t *testing.T) {
 	}
 }
 
+// TestFaultArmOOMKilled: an envelope of 24 MiB, which the reference arm
+// outgrows with its first batches. The kernel's OOM killer ends it, and the
+// note names that cause before the exit code it leaves.
+func TestFaultArmOOMKilled(t *testing.T) {
+	e := requireContainers(t)
+	tree := copyTree(t, map[string][2]string{"envs/local-containers/env.cue": {
+		"envelope: memory: 2 * GiB", "envelope: memory: 24 * MiB"}})
+	results := t.TempDir()
+	code, out, errOut := cli(t, "exec", "--tree", tree, "--env", "local-containers", "reference", "--results", results)
+	if code != exitProblems {
+		t.Errorf("exit %d, want %d\n%s\n%s", code, exitProblems, out, errOut)
+	}
+	rec := failedWith(t, faultOutcome(t, e, "arm OOM-killed (24 MiB envelope)", results, 1, 0, ""),
+		"container consumer was killed by the kernel's OOM killer", "it reached its memory cap of 24 MiB (exit code 137)")
+	if n := rec.Metrics["oom_kills.consumer"]; n.Value < 1 {
+		t.Errorf("oom_kills.consumer %+v; want the kill counted", n)
+	}
+}
+
 // TestFaultSpatecKilledThenRunAgain: SIGKILL cannot be caught, so the run's
 // containers stay and it records nothing; the next spatec removes them,
 // says what it removed, records the killed run as failed from what it

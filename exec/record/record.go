@@ -143,6 +143,7 @@ const (
 	FlagInterrupted      = "interrupted"       // the run was stopped by a signal
 	FlagJVMHeapUnread    = "jvm_heap_unread"   // a JVM container's GC log could not be read: its heap figures (C9) are missing
 	FlagRowsUncounted    = "rows_uncounted"    // ClickHouse could not count the rows landed: distinct_rows (or landed_rows) is absent, not 0
+	FlagUnderSampled     = "under_sampled"     // the window held too few sampler readings for its peaks and means to cover it
 )
 
 // Record is one run of one arm: one line of the results log.
