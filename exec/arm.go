@@ -172,7 +172,7 @@ func (run *armRun) prepareImages(ctx context.Context) error {
 
 	v := run.plan.Entrant.Version
 	probe := run.plan.Entrant.Containers[v.Container]
-	version, err := run.s.readVersion(ctx, run.plan.Entrant.Name, run.s.images[probe.Image].ref, run.id, v.Command, v.Match)
+	version, err := run.s.readVersion(ctx, run.plan.Entrant.Name, run.s.images[probe.Image], run.id, v.Command, v.Match)
 	if err != nil {
 		return err
 	}
@@ -187,20 +187,21 @@ func (run *armRun) prepareImages(ctx context.Context) error {
 // readVersion runs command inside image, with no network, and returns the
 // first group of match in what it prints: the version of what the image
 // runs, read where it runs (C16). Labels carry run.
-func (s *Session) readVersion(ctx context.Context, what, image, run string, command []string, match string) (string, error) {
+func (s *Session) readVersion(ctx context.Context, what string, img image, run string, command []string, match string) (string, error) {
 	re, err := regexp.Compile(match)
 	if err != nil {
 		return "", refusef("C16: %s: version.match %q is not a regular expression: %v", what, match, err)
 	}
 	code, out, err := s.runner.Engine.RunOnce(ctx, engine.ContainerSpec{
 		Name:        "spatec-version-" + run[len(run)-12:],
-		Image:       image,
+		Image:       img.ref,
+		ImageID:     img.id,
 		Entrypoint:  command,
 		Labels:      s.labels(LabelRun, run),
 		NetworkMode: "none",
 	}, nil)
 	if err != nil {
-		return "", fmt.Errorf("reading the version of %s inside %s: %w", what, image, err)
+		return "", fmt.Errorf("reading the version of %s inside %s: %w", what, img.ref, err)
 	}
 	m := re.FindStringSubmatch(out)
 	if code != 0 || len(m) < 2 {
@@ -225,9 +226,11 @@ func (run *armRun) start(ctx context.Context) error {
 	}
 	for _, n := range names {
 		c := plan.Entrant.Containers[n]
+		img := s.images[c.Image]
 		spec := engine.ContainerSpec{
 			Name:       "spatec-" + plan.Entrant.Name + "-" + n + "-" + run.id[len(run.id)-8:],
-			Image:      s.images[c.Image].ref,
+			Image:      img.ref,
+			ImageID:    img.id,
 			Entrypoint: c.Entrypoint,
 			Args:       c.Args,
 			Env:        containerEnv(c),
@@ -257,7 +260,7 @@ func (run *armRun) start(ctx context.Context) error {
 			r.Progress.Fail(err)
 			return fmt.Errorf("starting %s: %w", spec.Name, err)
 		}
-		v, err := s.verify(ctx, n, created, plannedCaps(plan.Env, spec))
+		v, err := s.verify(ctx, n, created, img, plannedCaps(plan.Env, spec))
 		if err != nil {
 			r.Progress.Fail(err)
 			return err

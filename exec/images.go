@@ -16,6 +16,7 @@ import (
 	"spatec.dev/spatec/exec/debimage"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/layered"
+	"spatec.dev/spatec/exec/record"
 	"spatec.dev/spatec/schema"
 )
 
@@ -102,6 +103,51 @@ func (s *Session) ensureImage(ctx context.Context, ref, digest string, build *sc
 	img.id = found.ID
 	s.images[ref] = img
 	return img, nil
+}
+
+// checkSources refuses a plan whose images spatec builds from the tree are
+// built from other sources now than when it was planned: a reviewed plan
+// runs the program that was reviewed (C16). A reviewed plan that pins no
+// sources for such an image is refused too: nothing would bind it.
+func (s *Session) checkSources(plan *schema.Plan, evidence string) error {
+	tree := compile.Tree{Dir: s.runner.SourceDir}
+	for _, n := range plan.ContainerNames() {
+		c := plan.Entrant.Containers[n]
+		want, pinned := plan.Sources[c.Image]
+		if !pinned && evidence != record.EvidenceMeasured {
+			continue
+		}
+		got, err := tree.Source(c.Build)
+		if err != nil {
+			return refusef("C16: the sources of image %s cannot be read, so nothing shows it is the program the plan was made with: %v", c.Image, err)
+		}
+		switch {
+		case got == "":
+		case !pinned:
+			return refusef("C16: the plan pins no sources for image %s, which spatec builds from this tree, so it does not bind the program that would run; plan it again with `spatec plan --env %s %s:%s -o json`, review it, and run that",
+				c.Image, plan.Env.Name, plan.Entrant.Name, plan.Variant)
+		case got != want:
+			return refusef("C16: image %s was planned from sources %s, and this tree gives %s: %s changed since the plan was made; check out the tree it was made from, or plan it again with `spatec plan --env %s %s:%s -o json` and review it",
+				c.Image, want, got, compiledFrom(c.Build), plan.Env.Name, plan.Entrant.Name, plan.Variant)
+		}
+	}
+	return nil
+}
+
+// compiledFrom names what in the tree an image is built from.
+func compiledFrom(b *schema.Build) string {
+	if b.Program != "" {
+		return "the Go program " + b.Program + " (or a package of this module it imports)"
+	}
+	var projects []string
+	for _, c := range b.Debian.Compile {
+		if c.Cargo != nil {
+			projects = append(projects, c.Cargo.Crate)
+		} else if c.Maven != nil {
+			projects = append(projects, c.Maven.Project)
+		}
+	}
+	return "what its recipe compiles (" + strings.Join(projects, ", ") + ")"
 }
 
 // pinned is the reference a container runs for the image ref: ref itself

@@ -90,3 +90,21 @@ func TestMissingImagesArePulledByTheirPin(t *testing.T) {
 		t.Errorf("image %+v after %d pulls; want it pulled once, by its digest", got, reg.Pulls())
 	}
 }
+
+// The image a container runs, as Docker (an ID) or a kubelet (an ID, or
+// repo@digest) reports it, is the one resolved only when the digests agree;
+// an engine that reports none has not shown it.
+func TestRunsImage(t *testing.T) {
+	const id = "sha256:4d5b0e2a"
+	for got, want := range map[string]bool{
+		id:                                   true,
+		"docker.io/library/spatec@" + id:     true,
+		"sha256:ffff0000":                    false,
+		"docker.io/library/spatec@sha256:ff": false,
+		"":                                   false,
+	} {
+		if runsImage(got, id) != want {
+			t.Errorf("runsImage(%q, %q) = %v, want %v", got, id, !want, want)
+		}
+	}
+}

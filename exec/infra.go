@@ -204,13 +204,14 @@ func (s *Session) startInfra(ctx context.Context, key string, svc schema.Service
 	}
 	var version string
 	if v := svc.Version; v != nil {
-		if version, err = s.readVersion(ctx, svc.Name, img.ref, s.id, v.Command, v.Match); err != nil {
+		if version, err = s.readVersion(ctx, svc.Name, img, s.id, v.Command, v.Match); err != nil {
 			return err
 		}
 	}
 	spec := engine.ContainerSpec{
 		Name:       svc.Name,
 		Image:      img.ref,
+		ImageID:    img.id,
 		Args:       svc.Args,
 		Env:        svc.Environment,
 		Files:      svc.Files,
@@ -248,7 +249,7 @@ func (s *Session) startInfra(ctx context.Context, key string, svc schema.Service
 	if err := r.Engine.Start(ctx, created.ID); err != nil {
 		return fmt.Errorf("starting %s: %w", svc.Name, err)
 	}
-	v, err := s.verify(ctx, svc.Name, created, plannedCaps(s.env, spec))
+	v, err := s.verify(ctx, svc.Name, created, img, plannedCaps(s.env, spec))
 	if err != nil {
 		return err
 	}

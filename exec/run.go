@@ -242,6 +242,11 @@ func (s *Session) execute(ctx context.Context, run *armRun, opts Options) error 
 		return err
 	}
 
+	// What the plan was reviewed with is what the tree builds (C16).
+	if err := s.checkSources(plan, opts.Evidence); err != nil {
+		return err
+	}
+
 	// Images, and the version each entrant pins (C16).
 	if err := run.prepareImages(ctx); err != nil {
 		return err

@@ -154,11 +154,18 @@ func (s *Session) open(ctx context.Context, bare bool, plans []*schema.Plan) err
 	return nil
 }
 
-// prepare makes sure of every image before anything starts (built, found
+// prepare checks that each plan's programs are the ones it was made with,
+// makes sure of every image before anything starts (built, found
 // or pulled, each reporting progress of its own), naming at once every one
 // that cannot be had, and runs each plan's validators.
 func (s *Session) prepare(ctx context.Context, bare bool, plans []*schema.Plan) error {
 	env := s.env
+	// A program changed since its plan was made is not built at all.
+	for _, p := range plans {
+		if err := s.checkSources(p, ""); err != nil {
+			return err
+		}
+	}
 	var refused []string
 	ensure := func(what, ref, digest string, build *schema.Build) error {
 		_, err := s.ensureImage(ctx, ref, digest, build)
@@ -217,6 +224,7 @@ func (s *Session) validate(ctx context.Context, p *schema.Plan) error {
 		code, out, err := r.Engine.RunOnce(vctx, engine.ContainerSpec{
 			Name:        fmt.Sprintf("spatec-validate-%s-%d-%s", p.Entrant.Name, i, s.id[len(s.id)-8:]),
 			Image:       s.images[c.Image].ref,
+			ImageID:     s.images[c.Image].id,
 			Entrypoint:  v.Command,
 			Env:         containerEnv(c),
 			Files:       c.Files,
@@ -248,10 +256,11 @@ type checked struct {
 	node string
 }
 
-// verify reads a started container's caps back from its cgroup and refuses
-// on any mismatch or engine warning (C6). It returns what it checked: the
-// raw files read, for the record, and the group, for the sampler.
-func (s *Session) verify(ctx context.Context, name string, created engine.Created, want cgroup.Caps) (checked, error) {
+// verify reads a started container's caps back from its cgroup, and the
+// image it runs from the engine, and refuses on any mismatch or engine
+// warning (C6). It returns what it checked: the raw files read, for the
+// record, and the group, for the sampler.
+func (s *Session) verify(ctx context.Context, name string, created engine.Created, img image, want cgroup.Caps) (checked, error) {
 	r := s.runner
 	c, err := r.Engine.Inspect(ctx, created.ID)
 	if err != nil {
@@ -290,6 +299,10 @@ func (s *Session) verify(ctx context.Context, name string, created engine.Create
 		return checked{}, fmt.Errorf("reading the caps of %s back: %w", name, err)
 	}
 	var problems []string
+	if !runsImage(c.ImageID, img.id) {
+		problems = append(problems, fmt.Sprintf("container %s runs image %q, not %s, which the run made sure of as %s and records: the name was moved to other content (a rebuild, another process) after the run resolved it",
+			name, c.ImageID, img.id, img.ref))
+	}
 	for _, w := range created.Warnings {
 		problems = append(problems, fmt.Sprintf("container %s: the engine dropped a setting: %s", name, w))
 	}
@@ -308,6 +321,18 @@ func (s *Session) verify(ctx context.Context, name string, created engine.Create
 		v.node = c.Pod.Node
 	}
 	return v, nil
+}
+
+// runsImage tells whether the image a container runs, as its engine reports
+// it (an ID, or repo@digest on Kubernetes), is the one with ID or digest want.
+func runsImage(got, want string) bool {
+	if got == "" || want == "" {
+		return false
+	}
+	if i := strings.LastIndex(got, "@"); i >= 0 {
+		got = got[i+1:]
+	}
+	return got == want
 }
 
 // exitedDuringVerify gives the engine a moment to report a container

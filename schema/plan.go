@@ -31,6 +31,11 @@ type Plan struct {
 	Entrant  Entrant     `json:"entrant"`
 	Workload Workload    `json:"workload"`
 	Budget   Budget      `json:"budget"`
+	// Sources names, by image reference, what spatec builds an image from
+	// in the tree beyond what the plan spells out (a Go program's sources,
+	// the projects a recipe compiles). A plan reviewed with them binds the
+	// program: exec refuses a tree that gives another (C16).
+	Sources map[string]string `json:"sources,omitempty"`
 }
 
 // Environment is a resolved #Environment.

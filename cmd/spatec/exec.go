@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -230,6 +231,9 @@ func execPlans(f execFlags, args []string) ([]*schema.Plan, error) {
 			msgs[i] = p.String()
 		}
 		return nil, refusal{fmt.Errorf("the plan violates the contract:\n%s", strings.Join(msgs, "\n"))}
+	}
+	if err := pinSources(cmp.Or(f.tree, findCheckout()), plans); err != nil {
+		return nil, err
 	}
 	return plans, nil
 }

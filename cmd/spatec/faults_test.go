@@ -372,6 +372,37 @@ func TestFaultArmOOMKilled(t *testing.T) {
 	}
 }
 
+// TestFaultImageTagMoved: the arm's image tag moved to other content (here
+// ClickHouse's image) once the run has resolved it, as a rebuild or another
+// process would. The containers are created from the ID the run resolved,
+// so the arm runs what the record names, and that is read back after it
+// starts.
+func TestFaultImageTagMoved(t *testing.T) {
+	e := requireContainers(t)
+	results := t.TempDir()
+	const tag = "spatec-reference:0.1.0"
+	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--results", results)
+	b.waitFor(t, "phase=prefill", 5*time.Minute)
+	docker := func(args ...string) string {
+		out, err := osexec.Command("docker", args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("docker %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	resolved := docker("image", "inspect", "--format", "{{.Id}}", tag)
+	t.Cleanup(func() { docker("tag", resolved, tag) })
+	docker("tag", "spatec-clickhouse:18.16.1", tag)
+	if code := b.wait(t); code != exitOK {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitOK, b.stderr.String())
+	}
+	recs := faultOutcome(t, e, "arm's image tag moved after the run resolved it", results, 1, 0,
+		"ok: created by the ID resolved, which the record names and the engine reads back")
+	if len(recs) != 1 || recs[0].Status != record.StatusOK || len(recs[0].SUT.Containers) != 1 || recs[0].SUT.Containers[0].ImageDigest != resolved {
+		t.Errorf("records %+v; want one ok run naming image %s", recs, resolved)
+	}
+}
+
 // TestFaultSpatecKilledThenRunAgain: SIGKILL cannot be caught, so the run's
 // containers stay and it records nothing; the next spatec removes them,
 // says what it removed, records the killed run as failed from what it

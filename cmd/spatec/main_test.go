@@ -366,6 +366,88 @@ func TestReviewedPlanRuns(t *testing.T) {
 	assertNothingLeft(t)
 }
 
+// TestReviewedPlanBindsTheProgram: a plan reviewed, then the reference
+// arm's program edited in the tree, is refused before anything is built or
+// started; so is a reviewed plan that pins no sources at all.
+func TestReviewedPlanBindsTheProgram(t *testing.T) {
+	requireServices(t)
+	tree := copyTree(t, nil)
+	// The program's own directory copied, so that it can be edited; the
+	// rest of cmd/ stays linked to the checkout.
+	cmdDir := filepath.Join(tree, "cmd")
+	if err := os.Remove(cmdDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(cmdDir, "spatec-reference"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(filepath.Join("..", "..", "cmd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		src, _ := filepath.Abs(filepath.Join("..", "..", "cmd", e.Name()))
+		if e.Name() != "spatec-reference" {
+			if err := os.Symlink(src, filepath.Join(cmdDir, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		files, _ := os.ReadDir(src)
+		for _, f := range files {
+			b, err := os.ReadFile(filepath.Join(src, f.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(cmdDir, e.Name(), f.Name()), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	code, out, errOut := cli(t, "plan", "--tree", tree, "--env", "local", "-o", "json", "reference")
+	var doc schema.Document
+	if code != exitOK || json.Unmarshal([]byte(out), &doc) != nil || !strings.HasPrefix(doc.Plan.Sources["spatec-reference:0.1.0"], "sha256:") {
+		t.Fatalf("plan: exit %d, sources %v\n%s", code, doc.Plan.Sources, errOut)
+	}
+	planned := doc.Plan.Sources["spatec-reference:0.1.0"]
+	dir := t.TempDir()
+	write := func(name string, d schema.Document) string {
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	reviewed := write("plan.json", doc)
+	main := filepath.Join(cmdDir, "spatec-reference", "main.go")
+	f, err := os.OpenFile(main, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(f, "\n// An edit after the review.")
+	f.Close()
+
+	code, _, errOut = cli(t, "exec", "--tree", tree, reviewed, "--results", t.TempDir())
+	want := "REFUSED: C16: image spatec-reference:0.1.0 was planned from sources " + planned + ", and this tree gives sha256:"
+	if code != exitRefused || !strings.Contains(errOut, want) ||
+		!strings.Contains(errOut, "the Go program ./cmd/spatec-reference (or a package of this module it imports) changed since the plan was made") ||
+		strings.Contains(errOut, "phase=infra") {
+		t.Errorf("a reviewed plan whose program changed: exit %d; want %d saying %q before anything starts:\n%s", code, exitRefused, want, errOut)
+	}
+
+	doc.Plan.Sources = nil
+	unpinned := write("unpinned.json", schema.NewDocument(doc.Plan))
+	code, _, errOut = cli(t, "exec", "--tree", tree, unpinned, "--results", t.TempDir())
+	if want := "REFUSED: reference rep 1: C16: the plan pins no sources for image spatec-reference:0.1.0, which spatec builds from this tree"; code != exitRefused || !strings.Contains(errOut, want) {
+		t.Errorf("a reviewed plan without sources: exit %d; want %d saying %q:\n%s", code, exitRefused, want, errOut)
+	}
+	assertNothingLeft(t)
+}
+
 // TestMisspeltNamesAreUsageErrors: a name the tree does not have is a
 // usage error (exit 2) naming the candidates, closest first, before
 // anything is resolved or started; REFUSED is kept for the contract and

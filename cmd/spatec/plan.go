@@ -17,6 +17,7 @@ import (
 
 	"spatec.dev/spatec"
 	"spatec.dev/spatec/compiler"
+	"spatec.dev/spatec/exec/compile"
 	"spatec.dev/spatec/exec/debimage"
 	"spatec.dev/spatec/exec/kube"
 	"spatec.dev/spatec/exec/layered"
@@ -129,6 +130,9 @@ func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	for _, p := range problems {
 		fmt.Fprintln(stderr, p)
 	}
+	if err := pinSources(cmp.Or(*tree, findCheckout()), plans); err != nil {
+		return err
+	}
 	if *out == "k8s" {
 		for i, p := range plans {
 			m, err := kube.ForPlan(p)
@@ -172,6 +176,39 @@ func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if len(problems) > 0 {
 		return problemsError{len(problems)}
+	}
+	return nil
+}
+
+// pinSources writes into each plan what its images are built from in the
+// checkout at src, so that a reviewed plan binds the program (C16). Without
+// a checkout nothing is built from a tree, and nothing is pinned.
+func pinSources(src string, plans []*schema.Plan) error {
+	if src == "" {
+		return nil
+	}
+	tree := compile.Tree{Dir: src}
+	// Many plans build the same image: each is read once.
+	read := map[string]string{}
+	for _, p := range plans {
+		for _, n := range p.ContainerNames() {
+			c := p.Entrant.Containers[n]
+			d, ok := read[c.Image]
+			if !ok {
+				var err error
+				if d, err = tree.Source(c.Build); err != nil {
+					return fmt.Errorf("pinning the sources of image %s: %w", c.Image, err)
+				}
+				read[c.Image] = d
+			}
+			if d == "" {
+				continue
+			}
+			if p.Sources == nil {
+				p.Sources = map[string]string{}
+			}
+			p.Sources[c.Image] = d
+		}
 	}
 	return nil
 }
@@ -223,6 +260,14 @@ func cmdVet(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%d plans, %d environments, %d entrants: no problems\n", n, len(t.Environments()), len(t.Entrants()))
 	return nil
+}
+
+// source says what the plan pins an image's tree sources to, if anything.
+func source(p *schema.Plan, ref string) string {
+	if d := p.Sources[ref]; d != "" {
+		return " (source " + d + ")"
+	}
+	return ""
 }
 
 // writePlan prints one plan as a table a maintainer can review.
@@ -335,7 +380,7 @@ func writeBuilds(w io.Writer, p *schema.Plan) {
 		seen[ref] = true
 		switch {
 		case b.Program != "":
-			fmt.Fprintf(w, "image %s: built from the Go program %s, FROM scratch\n", ref, b.Program)
+			fmt.Fprintf(w, "image %s: built from the Go program %s, FROM scratch%s\n", ref, b.Program, source(p, ref))
 		case b.Debian != nil:
 			adds := ""
 			switch n := len(b.Debian.Downloads); n {
@@ -353,8 +398,8 @@ func writeBuilds(w io.Writer, p *schema.Plan) {
 					adds += fmt.Sprintf(", with %s packaged from the Maven project %s", c.Maven.Jar, c.Maven.Project)
 				}
 			}
-			fmt.Fprintf(w, "image %s: built from Debian %s packages %s%s (recipe %s)\n",
-				ref, b.Debian.Suite, strings.Join(b.Debian.Packages, " "), adds, debimage.Digest(*b.Debian))
+			fmt.Fprintf(w, "image %s: built from Debian %s packages %s%s (recipe %s)%s\n",
+				ref, b.Debian.Suite, strings.Join(b.Debian.Packages, " "), adds, debimage.Digest(*b.Debian), source(p, ref))
 		case b.Layered != nil:
 			var adds []string
 			for _, d := range b.Layered.Downloads {

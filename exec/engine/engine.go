@@ -12,6 +12,7 @@ package engine
 import (
 	"archive/tar"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -190,7 +191,7 @@ func (e *Engine) Create(ctx context.Context, spec ContainerSpec) (Created, error
 		return Created{}, err
 	}
 	cfg := &container.Config{
-		Image:      spec.Image,
+		Image:      cmp.Or(spec.ImageID, spec.Image),
 		Entrypoint: spec.Entrypoint,
 		Cmd:        spec.Args,
 		Env:        envList(spec.Env),

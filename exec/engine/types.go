@@ -43,6 +43,11 @@ type ContainerSpec struct {
 	Name string
 	// Image is the image reference or ID.
 	Image string
+	// ImageID, when set, is the content ID ("sha256:…") Image resolved to
+	// when the run made sure of it. The engine creates the container from
+	// it, so a tag moved since (a rebuild, another process) cannot change
+	// what runs; Image stays the name the container is known by.
+	ImageID string
 	// Entrypoint replaces the image's entrypoint when non-empty.
 	Entrypoint []string
 	// Args are the arguments (Docker's Cmd).
