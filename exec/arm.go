@@ -42,6 +42,9 @@ type armRun struct {
 	// ended: their cgroup is gone with them, often before the sampler read
 	// the kill.
 	oomKilled []string
+	// hostFrom and hostTo are the host's CPU time as the window opened
+	// and closed.
+	hostFrom, hostTo hostReading
 	// expected is what a correct arm lands from the dataset.
 	expected expectation
 }
@@ -490,6 +493,7 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 		return drainResult{}, err
 	}
 	winCtx, stopWindow := context.WithCancel(context.WithoutCancel(ctx))
+	run.hostFrom = run.readHost()
 	summaries := make(chan sample.Summary, 1)
 	go func() {
 		s, _ := sm.Run(winCtx)
@@ -536,6 +540,7 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	stopDrain(nil)
 	stopWindow()
 	run.summary = <-summaries
+	run.hostTo = run.readHost()
 	<-watched
 	// The caps as they are at the end of the window, before anything stops.
 	var planErr error

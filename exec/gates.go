@@ -54,6 +54,7 @@ func (run *armRun) metrics(res drainResult) {
 			sum.Readings, sum.Period, minReadings))
 	}
 	run.heapMetrics()
+	run.hostMetrics()
 	if sum.Arm.MemoryPeakKind == "lifetime" {
 		run.rec.Flags = appendOnce(run.rec.Flags, record.FlagPeakLifetime)
 	}

@@ -11,6 +11,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -400,6 +401,36 @@ func TestFaultImageTagMoved(t *testing.T) {
 		"ok: created by the ID resolved, which the record names and the engine reads back")
 	if len(recs) != 1 || recs[0].Status != record.StatusOK || len(recs[0].SUT.Containers) != 1 || recs[0].SUT.Containers[0].ImageDigest != resolved {
 		t.Errorf("records %+v; want one ok run naming image %s", recs, resolved)
+	}
+}
+
+// TestFaultNoisyHost: two busy loops on the host's two cores while the arm
+// drains. The run completes, and its record says how much CPU the host
+// spent outside the run's containers and flags it: the caps were not all
+// to be had.
+func TestFaultNoisyHost(t *testing.T) {
+	e := requireContainers(t)
+	results := t.TempDir()
+	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--results", results)
+	b.waitFor(t, drainStarted, 5*time.Minute)
+	for range 2 {
+		loop := osexec.Command("sh", "-c", "while :; do :; done")
+		if err := loop.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = loop.Process.Kill(); _ = loop.Wait() })
+	}
+	code := b.wait(t)
+	recs := allRecords(t, results)
+	if len(recs) != 1 {
+		t.Fatalf("exit %d, records %+v; want one", code, recs)
+	}
+	rec := recs[0]
+	outside := rec.Metrics[record.HostOutsideCores].Value
+	faultOutcome(t, e, "two busy loops on the host during the drain", results, 1, 0,
+		fmt.Sprintf("%s, flags %s: %.2f cores outside the run's containers", rec.Status, strings.Join(rec.Flags, ", "), outside))
+	if !slices.Contains(rec.Flags, record.FlagHostBusy) || outside < 1 || !strings.Contains(rec.Note, "the host was busy outside the run: ") {
+		t.Errorf("host_outside_cores %.2f, flags %v, note %q; want over 1 core outside, flagged %s and said", outside, rec.Flags, rec.Note, record.FlagHostBusy)
 	}
 }
 

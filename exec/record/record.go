@@ -124,6 +124,8 @@ const (
 	JVMHeapLivePeakBytes       = "jvm_heap_live_peak_bytes"      // C9
 	InfraBrokerConsumeShare    = "infra_broker_consume_share"    // arm rate / broker ceiling (C12)
 	InfraClickHouseIngestShare = "infra_clickhouse_ingest_share" // arm rate / ClickHouse ceiling (C12)
+	HostOutsideCores           = "host_outside_cores"            // the host's CPU outside the run's containers over the window
+	HostStealCores             = "host_steal_cores"              // CPU the hypervisor stole from the host over the window
 )
 
 // The evidence a run gives.
@@ -144,6 +146,7 @@ const (
 	FlagJVMHeapUnread    = "jvm_heap_unread"   // a JVM container's GC log could not be read: its heap figures (C9) are missing
 	FlagRowsUncounted    = "rows_uncounted"    // ClickHouse could not count the rows landed: distinct_rows (or landed_rows) is absent, not 0
 	FlagUnderSampled     = "under_sampled"     // the window held too few sampler readings for its peaks and means to cover it
+	FlagHostBusy         = "host_busy"         // the host spent more CPU outside the run (and lost more to steal) than the caps leave of its cores
 )
 
 // Record is one run of one arm: one line of the results log.
