@@ -62,7 +62,10 @@ type exitEvent struct {
 	// container; memory is its cap then.
 	oom    bool
 	memory int64
-	logs   string
+	// restarted is a container that ran again after it stopped (docker
+	// restart, an engine's restart policy).
+	restarted bool
+	logs      string
 }
 
 // exitOf reads how a container that stopped on its own ended: its code,
@@ -83,6 +86,9 @@ func exitOf(ctx context.Context, e Engine, name, id string, code int) exitEvent 
 func (e exitEvent) ended(who, when string) string {
 	if when != "" {
 		when = " " + when
+	}
+	if e.restarted {
+		return fmt.Sprintf("%s restarted%s: it stopped with code %d and ran again, so whatever it held for the run was lost or interrupted; its log ends:\n%s", who, when, e.code, e.logs)
 	}
 	if e.oom {
 		limit := "its memory cap"
@@ -537,6 +543,9 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	// What ended the drain is read before the arm is stopped below: its
 	// containers exiting on that stop would otherwise read as a crash.
 	cause := context.Cause(drainCtx)
+	if err != nil && cause == nil && ctx.Err() == nil && !errors.Is(err, chstore.ErrDrainTimeout) {
+		cause = run.lateExit()
+	}
 	stopDrain(nil)
 	stopWindow()
 	run.summary = <-summaries
@@ -600,11 +609,30 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 		if strings.HasSuffix(f.Reason, "\n") {
 			sep = ""
 		}
-		f.Reason += sep + landed(res.drain, want)
+		f.Reason += sep + "by the end, once the arm had stopped and the table held still: " + landed(res.drain, want)
 	}
 	run.metrics(res)
 	return res, err
 }
+
+// lateExit waits a moment for a container's exit that the drain's own
+// queries saw first (a server that went away refuses them at once, before
+// the engine's report of its exit arrives), so that the note names the
+// cause; nil when none comes.
+func (run *armRun) lateExit() error {
+	select {
+	case e := <-run.exited:
+		return &Failure{e.ended("container "+e.name, "during the drain")}
+	case e := <-run.s.infraExits:
+		return &Failure{e.ended("the "+e.name, "during the drain")}
+	case <-time.After(lateExitWait):
+		return nil
+	}
+}
+
+// lateExitWait bounds lateExit: the engine reports an exit within a second,
+// and an infrastructure container is given restartGrace to run again.
+const lateExitWait = restartGrace + 5*time.Second
 
 // dataPlaneWork is the CPU time, in nanoseconds, the arm's data plane has
 // used since it started: it stands still only while the arm is frozen or

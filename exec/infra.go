@@ -259,6 +259,10 @@ func (s *Session) startInfra(ctx context.Context, key string, svc schema.Service
 	return s.reach(ctx, key, svc, created.ID)
 }
 
+// restartGrace is how long a stopped infrastructure container is watched
+// for running again, to tell a restart from an exit.
+const restartGrace = 3 * time.Second
+
 // watchInfra reports an infrastructure container that stops while the
 // session is open: every run on it from then on measures nothing.
 func (s *Session) watchInfra(name, id string) {
@@ -267,8 +271,16 @@ func (s *Session) watchInfra(name, id string) {
 	if err != nil || s.watching.Err() != nil {
 		return
 	}
+	ev := exitOf(context.Background(), e, name, id, code)
+	// A restarted container runs again within moments: that, not an
+	// exit, is what the run's note must say.
+	for deadline := time.Now().Add(restartGrace); time.Now().Before(deadline) && !ev.restarted; time.Sleep(200 * time.Millisecond) {
+		if c, err := e.Inspect(s.watching, id); err == nil && c.Running {
+			ev.restarted = true
+		}
+	}
 	select {
-	case s.infraExits <- exitOf(context.Background(), e, name, id, code):
+	case s.infraExits <- ev:
 	default:
 	}
 }

@@ -434,6 +434,26 @@ func TestFaultNoisyHost(t *testing.T) {
 	}
 }
 
+// TestFaultClickHouseRestarted: the ClickHouse container restarted (docker
+// restart) mid-drain. The note names the restart first, before whatever
+// the drain's client saw of it.
+func TestFaultClickHouseRestarted(t *testing.T) {
+	e := requireContainers(t)
+	results := t.TempDir()
+	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--results", results)
+	b.waitFor(t, drainStarted, 5*time.Minute)
+	if out, err := osexec.Command("docker", "restart", "--time", "0", "spatec-clickhouse").CombinedOutput(); err != nil {
+		t.Fatalf("docker restart: %v\n%s", err, out)
+	}
+	if code := b.wait(t); code != exitProblems {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitProblems, b.stderr.String())
+	}
+	rec := failedWith(t, faultOutcome(t, e, "ClickHouse restarted mid-drain", results, 1, 0, ""))
+	if !strings.HasPrefix(rec.Note, "the clickhouse container spatec-clickhouse restarted during the drain") {
+		t.Errorf("note %q; want it to begin with the restart", rec.Note)
+	}
+}
+
 // TestFaultSpatecKilledThenRunAgain: SIGKILL cannot be caught, so the run's
 // containers stay and it records nothing; the next spatec removes them,
 // says what it removed, records the killed run as failed from what it

@@ -178,7 +178,7 @@ func (s *Store) WaitDrained(ctx context.Context, table string, n uint64, o Drain
 		} else if failures++; waitCtx.Err() == nil && failures >= maxPollFailures && !noAnswer(err) {
 			// The server refuses (lost mid-run): the run fails now
 			// rather than at the timeout.
-			return d, fmt.Errorf("waiting for %s to drain (%d of %d distinct ids after %v): %w", table, d.Distinct, n, d.Elapsed.Round(time.Millisecond), err)
+			return d, fmt.Errorf("waiting for %s to drain (after %v, %s): %w", table, d.Elapsed.Round(time.Millisecond), d.sofar(), err)
 		}
 		if o.Stall > 0 && waitCtx.Err() == nil {
 			switch {
@@ -186,8 +186,8 @@ func (s *Store) WaitDrained(ctx context.Context, table string, n uint64, o Drain
 				return d, fmt.Errorf("%w: ClickHouse at %s answered no query for %v (stall limit %v; each query may take %v); %d rows had landed when it last answered",
 					ErrStalled, s.addr, now.Sub(answered).Round(100*time.Millisecond), o.Stall, o.queryTimeout(), d.Count)
 			case d.Count > 0 && now.Sub(grew) > o.Stall:
-				return d, fmt.Errorf("%w: no new row landed in %s for %v (stall limit %v), at %d rows of %d",
-					ErrStalled, table, now.Sub(grew).Round(100*time.Millisecond), o.Stall, d.Count, n)
+				return d, fmt.Errorf("%w: no new row landed in %s for %v (stall limit %v); when it stalled, %s",
+					ErrStalled, table, now.Sub(grew).Round(100*time.Millisecond), o.Stall, d.sofar())
 			case d.Count == 0 && o.Activity != nil && now.Sub(worked) > o.Stall:
 				return d, fmt.Errorf("%w: the arm did no work for %v before its first row landed in %s (its work counter, the data plane's CPU time, stood still at %v; stall limit %v)",
 					ErrStalled, now.Sub(worked).Round(100*time.Millisecond), table, time.Duration(work).Round(time.Millisecond), o.Stall)
@@ -201,6 +201,18 @@ func (s *Store) WaitDrained(ctx context.Context, table string, n uint64, o Drain
 		d.Elapsed = time.Since(start)
 		return s.incomplete(ctx, table, o.identity(), d, timeout)
 	}
+}
+
+// sofar says what the polls had counted, and only that: distinct ids are
+// measured once the count reaches N, so before then they are not known.
+func (d Drain) sofar() string {
+	switch {
+	case d.DistinctCounted:
+		return fmt.Sprintf("%d of %d distinct ids (%d rows)", d.Distinct, d.Want, d.Count)
+	case d.Counted:
+		return fmt.Sprintf("%d rows of %d counted (distinct ids not measured yet)", d.Count, d.Want)
+	}
+	return fmt.Sprintf("no count of the %d rows answered yet", d.Want)
 }
 
 // noAnswer tells a server that does not answer (a frozen one: the query's
