@@ -9,5 +9,5 @@ import "embed"
 
 // Tree is the embedded CUE tree, rooted at the module root.
 //
-//go:embed cue.mod/module.cue schema/*.cue envs/*/*.cue entrants/*/*.cue matrix.cue workloads/*/*.cue workloads/*/*.avsc workloads/*/*.sql
+//go:embed cue.mod/module.cue schema/*.cue envs/*/*.cue entrants/*/*.cue workloads/*/*.cue workloads/*/*.avsc workloads/*/*.sql
 var Tree embed.FS

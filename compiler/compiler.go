@@ -95,7 +95,7 @@ func (o Options) files() fs.FS {
 //
 // The sound packages are built together, as one generated package that
 // imports every environment and entrant and resolves each supported pair
-// into a plan, as matrix.cue does for `cue vet`: one evaluation, sharing
+// into a plan, as each entrant's plans.cue does for `cue vet`: one evaluation, sharing
 // every import. When that package does not evaluate (an entrant whose
 // variants or supports are not even a list), each package is built on its
 // own instead.
@@ -140,8 +140,7 @@ func Load(opts Options) (*Tree, error) {
 		t.envs, t.entrants, t.plans = map[string]unit{}, map[string]unit{}, cue.Value{}
 		t.buildApart(src, schemaInst, sound)
 	}
-	t.broken = append(t.broken, t.unknownSupports()...)
-	t.broken = append(t.broken, src.matrixProblems(sound)...)
+	t.broken = append(t.broken, t.unknownSupports(src)...)
 	t.checkEnvironments()
 	return t, nil
 }
@@ -166,7 +165,7 @@ func (t *Tree) checkEnvironments() {
 // unknownSupports reports every name in an entrant's supports that is not
 // an environment of the tree: a typo there would take the entrant out of
 // every check in silence.
-func (t *Tree) unknownSupports() []Problem {
+func (t *Tree) unknownSupports(src *source) []Problem {
 	var out []Problem
 	envs := t.Environments()
 	// An environment whose package did not build is reported at its own
@@ -184,6 +183,9 @@ func (t *Tree) unknownSupports() []Problem {
 		if list.Decode(&supports) != nil {
 			continue // reported with the entrant's other problems
 		}
+		// A name that is no environment is reported below, once.
+		real := slices.DeleteFunc(slices.Clone(supports), func(env string) bool { return !slices.Contains(known, env) })
+		out = append(out, src.selfCheckProblems(t.entrants[name].dir, name, real, posOf(list))...)
 		for i, env := range supports {
 			if slices.Contains(known, env) {
 				continue

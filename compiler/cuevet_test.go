@@ -35,27 +35,27 @@ var checkRule = regexp.MustCompile(`^C[0-9]+$`)
 // a closed struct, a constraint) rather than a contract check: cue vet
 // names the field and the conflict, not a rule id.
 var typeErrors = map[string]bool{
-	"C1 envelope written by hand":  true,
-	"C15 unknown field":            true,
-	"C15 memory not integer bytes": true,
-	"C16 no pinned version":        true,
+	"C1 envelope written by hand":                 true,
+	"C15 unknown field":                           true,
+	"C15 memory not integer bytes":                true,
+	"C16 no pinned version":                       true,
+	"C15 no CPU at all":                           true,
+	"C15 knob of the wrong type":                  true,
+	"C15 knob of the wrong type set by a variant": true,
 }
 
 // TestCueVetAgrees: every broken input spatec vet reports is refused by
-// the official tool too (`cue vet -c .` over matrix.cue), and a contract
-// check's rule id is in what it prints, so an author who only runs `cue
-// vet` is told the same rule.
+// the official tool too (`cue vet -c=false ./...`, where each entrant
+// package resolves its own plans), and a contract check's rule id is in
+// what it prints, so an author who only runs `cue vet` is told the same
+// rule.
 func TestCueVetAgrees(t *testing.T) {
 	cue := cueTool(t)
 	base := realTree(t)
-	matrix, err := os.ReadFile("../matrix.cue")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range mustFails {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			files := map[string][]byte{"matrix.cue": matrix}
+			files := map[string][]byte{}
 			for name, f := range base {
 				files[name] = f.Data
 			}
@@ -64,6 +64,15 @@ func TestCueVetAgrees(t *testing.T) {
 				edited = strings.Replace(edited, c.old2, c.new2, 1)
 			}
 			files[c.file] = []byte(edited)
+			if e := c.cueEdit; e[0] != "" {
+				if !strings.Contains(string(files[e[0]]), e[1]) {
+					t.Fatalf("fixture: %q not in %s", e[1], e[0])
+				}
+				files[e[0]] = []byte(strings.Replace(string(files[e[0]]), e[1], e[2], 1))
+				if !strings.Contains(string(files[e[0]]), "retired32c \"") {
+					files[e[0]] = []byte(strings.Replace(string(files[e[0]]), "\nimport (\n", "\nimport (\n\tretired32c \"spatec.dev/spatec/envs/retired-32c:retired32c\"\n", 1))
+				}
+			}
 			for name, data := range files {
 				if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
 					t.Fatal(err)
@@ -72,15 +81,58 @@ func TestCueVetAgrees(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			cmd := exec.Command(cue, "vet", "-c", ".")
+			cmd := exec.Command(cue, "vet", "-c=false", "./...")
 			cmd.Dir = dir
 			out, err := cmd.CombinedOutput()
 			if err == nil {
-				t.Fatalf("cue vet -c . accepts what spatec vet refuses (%s: %s)", c.rule, c.message)
+				t.Fatalf("cue vet -c=false ./... accepts what spatec vet refuses (%s: %s)", c.rule, c.message)
 			}
 			if checkRule.MatchString(c.rule) && !typeErrors[c.name] && !strings.Contains(string(out), c.rule+": ") {
 				t.Errorf("cue vet refuses it without naming %s:\n%s", c.rule, out)
 			}
 		})
+	}
+}
+
+// TestCueVetSeesANewEntrant: a new entrant package, a copy of vector with
+// its parallelism broken, is refused by the official tool with nothing
+// edited anywhere else, and the committed tree passes.
+func TestCueVetSeesANewEntrant(t *testing.T) {
+	cue := cueTool(t)
+	dir := t.TempDir()
+	files := map[string][]byte{}
+	for name, f := range realTree(t) {
+		files[name] = f.Data
+	}
+	write := func() {
+		for name, data := range files {
+			if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	vet := func() (string, error) {
+		cmd := exec.Command(cue, "vet", "-c=false", "./...")
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	write()
+	if out, err := vet(); err != nil {
+		t.Fatalf("the committed tree: %v\n%s", err, out)
+	}
+	for _, f := range []string{"vector.cue", "plans.cue"} {
+		src := strings.Replace(string(files["entrants/vector/"+f]), "package vector", "package myarm", 1)
+		src = strings.Replace(src, `name:        "vector"`, `name:        "myarm"`, 1)
+		src = strings.Replace(src, "value:       env.partitions\n", "value:       env.partitions + 1\n", 1)
+		files["entrants/myarm/"+f] = []byte(src)
+	}
+	write()
+	out, err := vet()
+	if err == nil || !strings.Contains(out, "C10: myarm: parallelism knob sources is 33; bench-96c has 32 partitions") {
+		t.Fatalf("cue vet -c=false ./... on a new entrant with its parallelism broken: %v\n%s", err, out)
 	}
 }

@@ -2,7 +2,6 @@ package compiler
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -24,6 +23,16 @@ type mustFail struct {
 	line          string // text on the line the problem must point at ("" = the line of new)
 	lineInFile    string // file the position is in ("" = file)
 	anyPosInFiles bool   // the position may be any line of lineInFile
+	// fix is the problem's hint applied, {old, new} in the edited file:
+	// the plan must then resolve without a problem.
+	fix [2]string
+	// notIn is said by no problem: a consequence reported before, or
+	// instead of, its cause.
+	notIn string
+	// cueEdit is a further edit {file, old, new} the official tool needs
+	// to see the same input: the entrant's own plans.cue importing an
+	// environment it now supports.
+	cueEdit [3]string
 }
 
 const (
@@ -59,7 +68,8 @@ var mustFails = []mustFail{
 	{name: "C2 control plane larger than the environment allows", file: flinkFile,
 		old: "cpus:    env.controlPlane.cpus", new: "cpus:    28",
 		env: "bench-96c", entrant: "flink", rule: "C2",
-		message: "flink:default on bench-96c: control-plane container jm has 28 CPUs on top of the envelope; bench-96c allows a control plane at most 1 (env.controlPlane.cpus)"},
+		message: "flink:default on bench-96c: control-plane container jm has 28 CPUs on top of the envelope; bench-96c allows a control plane at most 1 (env.controlPlane.cpus): what needs more is data plane, inside the envelope; write cpus: env.controlPlane.cpus",
+		fix:     [2]string{"cpus:    28", "cpus:    env.controlPlane.cpus"}},
 	// C3: roles, exactly one data plane, sized to the envelope.
 	{name: "C3 misspelt role", file: flinkFile,
 		old: `role:    "control-plane"`, new: `role:    "control_plane"`,
@@ -86,6 +96,8 @@ var mustFails = []mustFail{
 		old: `supports: ["local-containers", "bench-96c"]`, new: `supports: ["local-containers", "bench-96c", "retired-32c"]`,
 		env: "retired-32c", entrant: "flink", rule: "C4",
 		message: "flink:default on retired-32c: infra 19 + envelope 6 + control plane 1 + reserve 7 = 33 exceeds the host's 32 (cpus)",
+		cueEdit: [3]string{"entrants/flink/plans.cue", `"bench-96c":        bench96c.env`, `"bench-96c":        bench96c.env
+		"retired-32c": retired32c.env`},
 		// What the entrant adds on top tipped it over.
 		line: "cpus:    env.controlPlane.cpus"},
 	{name: "C4 memory in GiB", file: flinkFile,
@@ -322,9 +334,36 @@ var mustFails = []mustFail{
 		old: `doc: "a tenth of the default batch, to show the batch-size curve"`, new: `doc: "a tenth of the default batch, to show the batch-size curve"` + "\n\t\t\tdefault: true",
 		env: "bench-96c", entrant: "vector", rule: "variants",
 		message: "vector:default on bench-96c: needs exactly one default variant, got 2", line: "variants: {"},
-	{name: "knobs: wrong type", file: vectorFile,
+	{name: "C15 knob of the wrong type", file: vectorFile,
 		old: "value: *262_144 | int", new: `value: "lots"`,
-		env: "bench-96c", entrant: "vector", rule: "knobs", message: "conflicting values"},
+		env: "bench-96c", entrant: "vector", rule: "C15",
+		message: `knob batch_max_events has a value of the wrong type (conflicting values "lots" and int (mismatched types string and int)); values are exact (C15): give batch_max_events a value of the type its knob declares`,
+		notIn:   "encoding/yaml", fix: [2]string{`value: "lots"`, "value: 100_000"}},
+	{name: "C15 knob of the wrong type set by a variant", file: vectorFile,
+		old: "batch_max_events: 26_214", new: `batch_max_events: "lots"`,
+		env: "bench-96c", entrant: "vector", variant: "small-batch", rule: "C15",
+		message: "vector:small-batch on bench-96c: knob batch_max_events has a value of the wrong type",
+		notIn:   `plans."bench-96c"`, fix: [2]string{`batch_max_events: "lots"`, "batch_max_events: 26_214"}},
+	{name: "C4 envelope larger than the host leaves", file: benchFile,
+		old: "envelope: memory: 96 * GiB", new: "envelope: memory: 190 * GiB",
+		env: "bench-96c", entrant: "flink", rule: "C4",
+		message: "bench-96c: infra 40 GiB + envelope 190 GiB + reserve 0 GiB = 230 GiB exceeds the host's 192 GiB (memory) before any entrant adds to it; lower envelope.memory to at most 150 GiB, which leaves the 2 GiB a control plane may take (controlPlane.memory)",
+		notIn:   "control plane 2 GiB", fix: [2]string{"envelope: memory: 190 * GiB", "envelope: memory: 150 * GiB"}},
+	{name: "C3 misspelt data-plane role, the cause alone", file: vectorFile,
+		old: `role:   "data-plane"`, new: `role:   "data-plan"`,
+		env: "bench-96c", entrant: "vector", rule: "C3",
+		message: `container vector has role "data-plan"; the only roles are "data-plane" and "control-plane"; write role: "data-plane"`,
+		notIn:   "needs exactly one data-plane", fix: [2]string{`role:   "data-plan"`, `role:   "data-plane"`}},
+	{name: "C15 control plane's cpus with three decimals, hint within its bound", file: flinkFile,
+		old: "cpus:    env.controlPlane.cpus", new: "cpus:    1.005",
+		env: "bench-96c", entrant: "flink", rule: "C15",
+		message: "container jm has cpus 1.005; CPUs take at most two decimal places (0.01 CPU is the quota grain); write 1",
+		fix:     [2]string{"cpus:    1.005", "cpus:    1"}},
+	{name: "C15 no CPU at all", file: flinkFile,
+		old: "cpus:    env.controlPlane.cpus", new: "cpus:    0",
+		env: "bench-96c", entrant: "flink", rule: "C15",
+		message: "entrant.containers.jm.cpus: invalid value 0 (out of bound >0); a container needs some CPU to run at all: give it at least 0.01",
+		fix:     [2]string{"cpus:    0", "cpus:    0.01"}},
 }
 
 func TestMustFail(t *testing.T) {
@@ -367,12 +406,40 @@ func TestMustFail(t *testing.T) {
 					continue
 				}
 				if c.anyPosInFiles && strings.HasPrefix(pr.Pos, posFile+":") || pr.Pos == wantPos {
+					c.checkRest(t, fsys, edited, problems)
 					return
 				}
 				t.Fatalf("%s reported at %s, want %s:\n%s", c.rule, pr.Pos, wantPos, pr)
 			}
 			t.Fatalf("no %s problem containing %q; got:\n%s", c.rule, c.message, joinProblems(problems))
 		})
+	}
+}
+
+// checkRest checks what a must-fail case asks beyond its problem: that no
+// problem says notIn, and that the hint, applied, resolves the plan clean.
+func (c mustFail) checkRest(t *testing.T, fsys fstest.MapFS, edited string, problems []Problem) {
+	t.Helper()
+	if c.notIn != "" {
+		for _, pr := range problems {
+			if strings.Contains(pr.String(), c.notIn) {
+				t.Errorf("a problem says %q, which follows from the cause or hides it:\n%s", c.notIn, joinProblems(problems))
+			}
+		}
+	}
+	if c.fix[0] == "" {
+		return
+	}
+	if strings.Count(edited, c.fix[0]) != 1 {
+		t.Fatalf("fixture: the fix's %q occurs %d times", c.fix[0], strings.Count(edited, c.fix[0]))
+	}
+	fixed := fstest.MapFS{}
+	for k, v := range fsys {
+		fixed[k] = v
+	}
+	fixed[c.file] = &fstest.MapFile{Data: []byte(strings.Replace(edited, c.fix[0], c.fix[1], 1))}
+	if _, ps := loadTree(t, fixed).Resolve(c.env, c.entrant, c.variant); len(ps) > 0 {
+		t.Errorf("the hint applied (%q → %q) still fails:\n%s", c.fix[0], c.fix[1], joinProblems(ps))
 	}
 }
 
@@ -436,16 +503,12 @@ func joinProblems(ps []Problem) string {
 	return b.String()
 }
 
-// TestMatrixListsEveryPackage: an entrant added without a line in
-// matrix.cue would be checked by spatec vet and not by `cue vet -c .`;
-// spatec vet says so, and what to add.
-func TestMatrixListsEveryPackage(t *testing.T) {
+// TestEveryEntrantChecksItself: an entrant added without its own plans.cue,
+// or whose plans.cue leaves out an environment it supports, would be
+// checked by spatec vet and not by the official `cue vet`; spatec vet says
+// so, and what to add.
+func TestEveryEntrantChecksItself(t *testing.T) {
 	fsys := realTree(t)
-	matrix, err := os.ReadFile("../matrix.cue")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fsys["matrix.cue"] = &fstest.MapFile{Data: matrix}
 	if ps := loadTree(t, fsys).Broken(); len(ps) != 0 {
 		t.Fatalf("the committed tree: %s", joinProblems(ps))
 	}
@@ -453,14 +516,31 @@ func TestMatrixListsEveryPackage(t *testing.T) {
 	ref = strings.Replace(ref, "package reference", "package another", 1)
 	ref = strings.Replace(ref, `name:        "reference"`, `name:        "another"`, 1)
 	fsys["entrants/another/another.cue"] = &fstest.MapFile{Data: []byte(ref)}
-	want := `matrix.cue:1: matrix: matrix.cue does not import entrants/another, so ` + "`cue vet -c .`" +
-		` checks none of its plans; add "spatec.dev/spatec/entrants/another" to its imports and its entrant to _entrants`
-	for _, p := range loadTree(t, fsys).Broken() {
-		if p.String() == want {
-			return
+	want := fmt.Sprintf("entrants/another/another.cue:%d: layout: another: its package resolves none of its plans (no check field of schema.#Plans), so the official `cue vet` checks nothing of it; add entrants/another/plans.cue",
+		lineOf(t, ref, "supports:"))
+	if !hasProblem(loadTree(t, fsys).Broken(), want) {
+		t.Fatalf("no problem %q; got:\n%s", want, joinProblems(loadTree(t, fsys).Broken()))
+	}
+
+	plans := string(fsys["entrants/reference/plans.cue"].Data)
+	plans = strings.Replace(plans, "package reference", "package another", 1)
+	plans = strings.Replace(plans, "\t\t\"k8s-two\":          k8stwo.env\n", "", 1)
+	plans = strings.Replace(plans, "\tk8stwo \"spatec.dev/spatec/envs/k8s-two:k8stwo\"\n", "", 1)
+	fsys["entrants/another/plans.cue"] = &fstest.MapFile{Data: []byte(plans)}
+	want = `entrants/another/plans.cue:1: layout: another: supports k8s-two, which its check does not resolve against, so the official ` + "`cue vet`" +
+		` does not check that pair; import "spatec.dev/spatec/envs/k8s-two:k8stwo" and add it to envs`
+	if ps := loadTree(t, fsys).Broken(); len(ps) != 1 || ps[0].String() != want {
+		t.Fatalf("want exactly %q; got:\n%s", want, joinProblems(ps))
+	}
+}
+
+func hasProblem(ps []Problem, prefix string) bool {
+	for _, p := range ps {
+		if strings.HasPrefix(p.String(), prefix) {
+			return true
 		}
 	}
-	t.Fatalf("no problem %q; got:\n%s", want, joinProblems(loadTree(t, fsys).Broken()))
+	return false
 }
 
 // TestEnvironmentProblemReportedOnce deletes an environment's ClickHouse

@@ -153,13 +153,19 @@ var ruleID = regexp.MustCompile(`^(C[0-9]+): `)
 func fieldPath(e errors.Error) string {
 	field := strings.TrimPrefix(strings.Join(e.Path(), "."), "#Plan.")
 	field = generatedIndex.ReplaceAllString(field, "$1")
+	// plans.<env>.<entrant>.<variant> is how the generated package
+	// reaches a plan; the author's field is the plan's own path.
+	field = generatedPlan.ReplaceAllString(field, "")
 	if rest, ok := strings.CutPrefix(field, "entrant.env."); ok {
 		field = "env." + rest // the entrant's view of its environment
 	}
 	return field
 }
 
-var generatedIndex = regexp.MustCompile(`^(env|entrant)\."[0-9]+"`)
+var (
+	generatedIndex = regexp.MustCompile(`^(env|entrant)\."[0-9]+"`)
+	generatedPlan  = regexp.MustCompile(`^plans\.("[^"]*"|[^."]+)\.("[^"]*"|[^."]+)\.("[^"]*"|[^."]+)\.`)
+)
 
 // rootCauses drops the errors that only follow from another one: a
 // missing field is reported where it is missing, not again at every field
@@ -172,7 +178,16 @@ func rootCauses(errs []errors.Error) []errors.Error {
 			missing[e.Path()[len(e.Path())-1]] = true
 		}
 	}
-	if len(missing) == 0 {
+	// A builtin that cannot encode a value (yaml.Marshal of a file) only
+	// echoes the error in the value: with that error present, it goes.
+	echo := func(format string) bool { return strings.HasPrefix(format, "error in call to ") }
+	var causes int
+	for _, e := range errs {
+		if format, _ := e.Msg(); !echo(format) {
+			causes++
+		}
+	}
+	if len(missing) == 0 && (causes == 0 || causes == len(errs)) {
 		return errs
 	}
 	var out []errors.Error
@@ -180,7 +195,7 @@ func rootCauses(errs []errors.Error) []errors.Error {
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)
 		name, isRef := strings.CutPrefix(msg, "required field missing: ")
-		if isRef && missing[name] || msg == "invalid interpolation" {
+		if isRef && missing[name] || len(missing) > 0 && msg == "invalid interpolation" || causes > 0 && echo(format) {
 			continue
 		}
 		out = append(out, e)
@@ -247,6 +262,9 @@ func ruleFor(e errors.Error, fallback string) string {
 		return "C5"
 	case has("jvm"):
 		return "C9"
+	case has("knobs") && last == "value" && strings.Contains(format, "mismatched types"):
+		// A value of another type than its knob declares is not exact.
+		return "C15"
 	case has("knobs"):
 		return "knobs"
 	case has("variants"):
@@ -268,6 +286,9 @@ func ruleFor(e errors.Error, fallback string) string {
 	return "C15"
 }
 
+// knobValue is the path of a knob's value.
+var knobValue = regexp.MustCompile(`(?:^|\.)knobs\.([^.]+)\.value$`)
+
 // explain rewrites the evaluator's terse messages into what to do.
 func explain(field, msg string) string {
 	switch {
@@ -281,6 +302,13 @@ func explain(field, msg string) string {
 		return fmt.Sprintf("%s: %s; the envelope's cpus are derived as min(partitions, host cores − infra cpus − reserve cpus): remove the hand-written value", field, msg)
 	case strings.Contains(msg, "conflicting values") && (strings.HasSuffix(field, ".memory") || strings.HasSuffix(field, ".cpus")):
 		return fmt.Sprintf("%s: %s; memory is integer bytes (write 96 * GiB) and CPUs a decimal with at most two places", field, msg)
+	case strings.HasSuffix(field, ".cpus") && strings.Contains(msg, "out of bound >0"):
+		return fmt.Sprintf("%s: %s; a container needs some CPU to run at all: give it at least 0.01 (the quota grain), a data plane env.envelope.cpus, a control plane at most env.controlPlane.cpus", field, msg)
+	case strings.HasSuffix(field, ".memory") && strings.Contains(msg, "out of bound >0"):
+		return fmt.Sprintf("%s: %s; a container needs memory to run at all: give it integer bytes above 0 (write 1 * GiB), a data plane env.envelope.memory", field, msg)
+	case knobValue.MatchString(field) && strings.Contains(msg, "mismatched types"):
+		knob := knobValue.FindStringSubmatch(field)[1]
+		return fmt.Sprintf("knob %s has a value of the wrong type (%s); values are exact (C15): give %s a value of the type its knob declares (its type field)", knob, msg, knob)
 	case strings.Contains(msg, "field is required but not present"):
 		return fmt.Sprintf("%s is missing; it is required (the schema's doc comment on it says what it holds): add it", field)
 	case strings.Contains(msg, "incomplete value"):

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -42,6 +43,20 @@ type pkg struct {
 	name    string          // from its package clauses
 	inst    *build.Instance // nil while its imports are being loaded
 	loading bool
+	// checks are an entrant's files that only resolve its plans for the
+	// official tool (a check field and nothing else). spatec resolves
+	// plans itself, so it leaves them out of the package: the
+	// environments they import are not the entrant's to depend on, and
+	// one that does not evaluate must not take the entrant with it.
+	checks []*ast.File
+}
+
+// nameOr is the package's name, or def when the directory holds none.
+func (p *pkg) nameOr(def string) string {
+	if p == nil || p.name == "" {
+		return def
+	}
+	return p.name
 }
 
 // newSource reads the module file. A tree whose module file is missing or
@@ -113,6 +128,15 @@ func (s *source) instance(dir string) *build.Instance {
 	s.pkgs[dir] = p
 	files, name, err := s.parseDir(dir)
 	p.name = name
+	if strings.HasPrefix(dir, "entrants/") {
+		files = slices.DeleteFunc(files, func(f *ast.File) bool {
+			if onlyCheck(f) {
+				p.checks = append(p.checks, f)
+				return true
+			}
+			return false
+		})
+	}
 	inst := s.build.NewInstance(s.display+dir, nil)
 	inst.ImportPath = s.importPath(dir, name)
 	inst.CanonicalImportPath = s.canonical
@@ -210,43 +234,66 @@ func (s *source) parseDir(dir string) (files []*ast.File, name string, errs erro
 	return files, name, errs
 }
 
-// matrixFile is where `cue vet -c .` finds every plan of the tree.
-const matrixFile = "matrix.cue"
+// selfCheck is the field an entrant package resolves its own plans in
+// (schema.#Plans), so that the official tool checks it on its own.
+const selfCheck = "check"
 
-// matrixProblems reports every environment or entrant package of dirs that
-// matrix.cue does not import: the official cue tool would not check it.
-// A tree without matrix.cue (one embedded elsewhere) has nothing to check.
-func (s *source) matrixProblems(dirs []string) []Problem {
-	b, err := fs.ReadFile(s.fsys, matrixFile)
-	if err != nil {
+// onlyCheck tells a file whose one field is the self-check.
+func onlyCheck(f *ast.File) bool {
+	fields := 0
+	found := false
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.Field); ok {
+			fields++
+			if l, _, _ := ast.LabelName(fd.Label); l == selfCheck {
+				found = true
+			}
+		}
+	}
+	return found && fields == 1
+}
+
+// selfCheckProblems reports an entrant package that does not resolve its
+// own plans against every environment it supports: `cue vet -c=false
+// ./entrants/<name>` (or ./...) would not check those plans. at is where
+// the supports list is.
+func (s *source) selfCheckProblems(dir, name string, supports []string, at string) []Problem {
+	p := s.pkgs[dir]
+	if p == nil || p.inst == nil {
 		return nil
 	}
-	f, err := parser.ParseFile(s.display+matrixFile, b, parser.ImportsOnly)
-	if err != nil {
-		return []Problem{{Pos: s.display + matrixFile + ":1", Rule: "matrix", Message: fmt.Sprintf("matrix.cue does not parse: %v", err)}}
-	}
-	imported := map[string]bool{}
-	for spec := range f.ImportSpecs() {
-		if path, err := strconv.Unquote(spec.Path.Value); err == nil {
-			imported[ast.ParseImportPath(path).Unqualified().String()] = true
+	hint := fmt.Sprintf("add %s/plans.cue as entrants/vector/plans.cue is written (package %s; check: schema.#Plans & {entrant: entrant, envs: {…}}), with each environment %s supports imported and in envs", dir, p.name, name)
+	declared, file := false, ""
+	imported := map[string]string{} // environment directory → file
+	for _, f := range append(slices.Clone(p.checks), p.inst.Files...) {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.Field); ok {
+				if l, _, _ := ast.LabelName(fd.Label); l == selfCheck {
+					declared, file = true, f.Filename
+				}
+			}
 		}
+		for spec := range f.ImportSpecs() {
+			path, err := strconv.Unquote(spec.Path.Value)
+			if err != nil {
+				continue
+			}
+			if env, ok := strings.CutPrefix(ast.ParseImportPath(path).Unqualified().String(), s.module+"/envs/"); ok {
+				imported[env] = f.Filename
+			}
+		}
+	}
+	if !declared {
+		return []Problem{{Pos: at, Rule: "layout", Message: fmt.Sprintf(
+			"%s: its package resolves none of its plans (no %s field of schema.#Plans), so the official `cue vet` checks nothing of it; %s", name, selfCheck, hint)}}
 	}
 	var out []Problem
-	for _, dir := range dirs {
-		p := s.pkgs[dir]
-		if p == nil || imported[s.module+"/"+dir] {
-			continue
+	for _, env := range supports {
+		if _, ok := imported[env]; !ok {
+			out = append(out, Problem{Pos: file + ":1", Rule: "layout", Message: fmt.Sprintf(
+				"%s: supports %s, which its %s does not resolve against, so the official `cue vet` does not check that pair; import %q and add it to envs",
+				name, env, selfCheck, s.importPath("envs/"+env, s.pkgs["envs/"+env].nameOr(env)))})
 		}
-		field := "_envs"
-		if fieldOf(dir) == "entrant" {
-			field = "_entrants"
-		}
-		out = append(out, Problem{
-			Pos:  s.display + matrixFile + ":1",
-			Rule: "matrix",
-			Message: fmt.Sprintf("matrix.cue does not import %s, so `cue vet -c .` checks none of its plans; add %q to its imports and its %s to %s",
-				dir, s.importPath(dir, p.name), fieldOf(dir), field),
-		})
 	}
 	return out
 }

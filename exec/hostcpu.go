@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"spatec.dev/spatec/exec/record"
@@ -78,11 +79,23 @@ func parseProcStat(r io.Reader) (HostCPU, error) {
 	return HostCPU{}, errors.New("reading the host's CPU time: /proc/stat has no cpu line")
 }
 
-// hostReading is the host's CPU time at one instant of the window.
+// hostReading is the host's CPU time at one instant of the window, and
+// spatec's own.
 type hostReading struct {
-	at  time.Time
-	cpu HostCPU
-	ok  bool
+	at   time.Time
+	cpu  HostCPU
+	self time.Duration
+	ok   bool
+}
+
+// selfCPU is the CPU time this process has used: spatec's driver, sampler
+// and, where the environment embeds one, broker.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // readHost reads the host's CPU time, where the runner's cgroup tree can.
@@ -96,7 +109,7 @@ func (run *armRun) readHost() hostReading {
 		run.s.runner.logf("%v; the host's CPU outside the run is not recorded", err)
 		return hostReading{}
 	}
-	return hostReading{at: time.Now(), cpu: cpu, ok: true}
+	return hostReading{at: time.Now(), cpu: cpu, self: selfCPU(), ok: true}
 }
 
 // hostMetrics records the CPU the host spent outside the run's containers
@@ -120,6 +133,7 @@ func (run *armRun) hostMetrics() {
 	m := run.rec.Metrics
 	m[record.HostOutsideCores] = record.Metric{Value: outside, Unit: "cores"}
 	m[record.HostStealCores] = record.Metric{Value: steal, Unit: "cores"}
+	m[record.SpatecCores] = record.Metric{Value: (to.self - from.self).Seconds() / wall, Unit: "cores"}
 	capped := 0.0
 	for _, c := range run.plan.Entrant.Containers {
 		capped += c.CPUs

@@ -318,7 +318,7 @@ func TestFaultArmFrozenBeforeFirstRow(t *testing.T) {
 		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitProblems, b.stderr.String())
 	}
 	rec := failedWith(t, faultOutcome(t, e, "arm frozen 20 s before its first row", results, 1, 0, ""),
-		"the drain stalled: the arm did no work for", "before its first row landed", "stall limit 15s", "0 distinct rows of")
+		"the drain stalled: the arm did no work for", "before its first row landed", "stall limit 15s", "by the end, once the arm had stopped")
 	if _, ok := rec.Metrics[record.RowsPerS]; ok {
 		t.Errorf("a stalled run has a rate: %v", rec.Metrics)
 	}

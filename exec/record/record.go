@@ -126,6 +126,7 @@ const (
 	InfraClickHouseIngestShare = "infra_clickhouse_ingest_share" // arm rate / ClickHouse ceiling (C12)
 	HostOutsideCores           = "host_outside_cores"            // the host's CPU outside the run's containers over the window
 	HostStealCores             = "host_steal_cores"              // CPU the hypervisor stole from the host over the window
+	SpatecCores                = "spatec_cores"                  // spatec's own CPU over the window: driver, sampler (part of host_outside_cores)
 )
 
 // The evidence a run gives.
