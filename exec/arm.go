@@ -14,8 +14,8 @@ import (
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/gclog"
 	"spatec.dev/spatec/exec/progress"
-	"spatec.dev/spatec/exec/record"
 	"spatec.dev/spatec/exec/sample"
+	"spatec.dev/spatec/results/record"
 	"spatec.dev/spatec/schema"
 )
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"spatec.dev/spatec/exec/chstore"
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/record"
 	"spatec.dev/spatec/schema"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"spatec.dev/spatec/exec/engine"
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/record"
 	"spatec.dev/spatec/schema"
 )
 

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"spatec.dev/spatec/exec/chstore"
-	"spatec.dev/spatec/exec/record"
 	"spatec.dev/spatec/exec/sample"
+	"spatec.dev/spatec/results/record"
 	"spatec.dev/spatec/schema"
 )
 

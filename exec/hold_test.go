@@ -14,7 +14,7 @@ import (
 	"spatec.dev/spatec/exec/cgroup"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/gclog"
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/record"
 	"spatec.dev/spatec/schema"
 )
 

@@ -16,7 +16,7 @@ import (
 	"spatec.dev/spatec/exec/debimage"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/layered"
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/record"
 	"spatec.dev/spatec/schema"
 )
 

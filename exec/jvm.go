@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"spatec.dev/spatec/exec/gclog"
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/record"
 	"spatec.dev/spatec/schema"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"spatec.dev/spatec/exec/chstore"
 	"spatec.dev/spatec/exec/progress"
-	"spatec.dev/spatec/exec/record"
 	"spatec.dev/spatec/exec/sample"
+	"spatec.dev/spatec/results/record"
 	"spatec.dev/spatec/schema"
 )
 

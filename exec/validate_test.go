@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"spatec.dev/spatec/compiler"
-	"spatec.dev/spatec/exec/record"
 	"spatec.dev/spatec/internal/testenv"
+	"spatec.dev/spatec/results/record"
 )
 
 // TestValidatorRefusesWithTheSystemsOwnMessage runs the Kafka engine

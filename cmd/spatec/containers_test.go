@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"spatec.dev/spatec/exec"
-	"spatec.dev/spatec/exec/record"
 	"spatec.dev/spatec/internal/testenv"
+	"spatec.dev/spatec/results/record"
 )
 
 // TestLocalContainersRunsBothWorkloads is the bench path at this machine's

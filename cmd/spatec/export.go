@@ -12,8 +12,8 @@ import (
 	"slices"
 	"strings"
 
-	"spatec.dev/spatec/exec/interop"
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/interop"
+	"spatec.dev/spatec/results/record"
 )
 
 // cmdExport writes spatec records in the public reference harness's

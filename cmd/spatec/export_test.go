@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"spatec.dev/spatec/exec/interop"
-	"spatec.dev/spatec/exec/record"
-	"spatec.dev/spatec/exec/report"
+	"spatec.dev/spatec/results/interop"
+	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/results/report"
 )
 
 // schema2Line is a schema-2 record as the reference harness writes it,

@@ -24,8 +24,8 @@ import (
 	"spatec.dev/spatec/exec"
 	"spatec.dev/spatec/exec/cgroup"
 	"spatec.dev/spatec/exec/engine"
-	"spatec.dev/spatec/exec/record"
 	"spatec.dev/spatec/internal/testenv"
+	"spatec.dev/spatec/results/record"
 )
 
 // syncBuffer is a bytes.Buffer safe to write from one goroutine while

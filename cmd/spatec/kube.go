@@ -13,7 +13,7 @@ import (
 
 	"spatec.dev/spatec/exec"
 	"spatec.dev/spatec/exec/kube"
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/record"
 	"spatec.dev/spatec/schema"
 )
 

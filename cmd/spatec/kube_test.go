@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"spatec.dev/spatec/exec"
-	"spatec.dev/spatec/exec/record"
 	"spatec.dev/spatec/internal/testenv"
+	"spatec.dev/spatec/results/record"
 )
 
 // kubeNamespace is the namespace envs/k8s-single runs in.

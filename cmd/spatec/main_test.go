@@ -20,8 +20,8 @@ import (
 	"spatec.dev/spatec/exec"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/gclog"
-	"spatec.dev/spatec/exec/record"
 	"spatec.dev/spatec/internal/testenv"
+	"spatec.dev/spatec/results/record"
 	"spatec.dev/spatec/schema"
 )
 

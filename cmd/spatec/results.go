@@ -7,9 +7,9 @@ import (
 	"io"
 	"os"
 
-	"spatec.dev/spatec/exec/interop"
-	"spatec.dev/spatec/exec/record"
-	"spatec.dev/spatec/exec/report"
+	"spatec.dev/spatec/results/interop"
+	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/results/report"
 )
 
 func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) error {

@@ -16,8 +16,8 @@ import (
 	"spatec.dev/spatec/exec"
 	"spatec.dev/spatec/exec/cgroup"
 	"spatec.dev/spatec/exec/engine"
-	"spatec.dev/spatec/exec/record"
 	"spatec.dev/spatec/internal/testenv"
+	"spatec.dev/spatec/results/record"
 	"spatec.dev/spatec/schema"
 )
 

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/record"
 )
 
 // WriteTable writes the report as aligned plain text for a terminal: per

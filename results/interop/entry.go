@@ -29,7 +29,7 @@ package interop
 import (
 	"time"
 
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/record"
 )
 
 // Where an Entry came from, and whose measurement protocol its

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/record"
 )
 
 func TestAggregateMedianRangeSpreadAndWorstStatus(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/record"
 )
 
 // Supplied holds the facts a schema-2 record requires that a spatec record

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/record"
 )
 
 //go:embed report.html.tmpl

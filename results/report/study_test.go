@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/record"
 )
 
 // point is one run of a study's point: its knob values, throughput and

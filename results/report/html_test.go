@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"spatec.dev/spatec/exec/record"
 	"spatec.dev/spatec/internal/testenv"
+	"spatec.dev/spatec/results/record"
 )
 
 // reportWithTwoSections is the demo section plus an older, incomparable one.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/record"
 )
 
 // maxTimelines bounds the runs of an arm whose series a report reads: the

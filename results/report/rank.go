@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/record"
 )
 
 // rank orders a section's arms by median rows/s, picks the baseline, and

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/record"
 )
 
 var (

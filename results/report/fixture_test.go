@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/record"
 )
 
 var t0 = time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)

@@ -30,7 +30,7 @@ import (
 	"strings"
 	"time"
 
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/record"
 )
 
 // The derived efficiency figures. RowsPerSPerCore is each measured run's

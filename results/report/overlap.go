@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/record"
 )
 
 // overlap says whether two condition sets of one environment (two

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/record"
 )
 
 // HistoryRun is one run as the history table knows it, from a spatec

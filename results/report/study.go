@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/record"
 )
 
 // DefaultKnee is the fraction of the best throughput within which the

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"spatec.dev/spatec/exec/record"
+	"spatec.dev/spatec/results/record"
 )
 
 // writeSynthetic writes n complete records (full provenance, cgroup values
