@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/engine/docker"
 	"spatec.dev/spatec/results/record"
 	"spatec.dev/spatec/schema"
 )
@@ -19,7 +19,7 @@ import (
 // host's ClickHouse in a database of the test's own) on the real engine.
 // chAddr, when not empty, replaces the ClickHouse address spatec itself
 // uses; the arm's endpoint stays the real server.
-func drainSession(t *testing.T, watch *phaseWatch, chAddr string) (*Session, schema.Environment, *engine.Engine) {
+func drainSession(t *testing.T, watch *phaseWatch, chAddr string) (*Session, schema.Environment, *docker.Engine) {
 	t.Helper()
 	e := newEngine(t)
 	requireClickHouse(t)

@@ -19,7 +19,7 @@ import (
 	"spatec.dev/spatec/compiler"
 	"spatec.dev/spatec/exec/burn/burntest"
 	"spatec.dev/spatec/exec/chstore"
-	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/engine/docker"
 	"spatec.dev/spatec/exec/progress"
 	"spatec.dev/spatec/internal/testenv"
 	"spatec.dev/spatec/schema"
@@ -37,7 +37,7 @@ const (
 )
 
 // newEngine connects to the local Docker engine, or fails (CI) or skips.
-func newEngine(t testing.TB) *engine.Engine { return testenv.Docker(t) }
+func newEngine(t testing.TB) *docker.Engine { return testenv.Docker(t) }
 
 // clickhouseAddr is the ClickHouse the tests use.
 func clickhouseAddr() string { return testenv.ClickHouseAddr() }
@@ -259,7 +259,7 @@ func referencePlan(env schema.Environment, entrant string) *schema.Plan {
 
 // newRunner is a runner on the real engine and cgroup tree. Its progress
 // lines go to watch (when not nil), its log lines to the test log.
-func newRunner(t testing.TB, e *engine.Engine, watch *phaseWatch) *Runner {
+func newRunner(t testing.TB, e *docker.Engine, watch *phaseWatch) *Runner {
 	t.Helper()
 	r := &Runner{
 		Engine:    e,
@@ -347,7 +347,7 @@ func afterPhase(w *phaseWatch, phase string, delay time.Duration, done <-chan st
 
 // assertNothingLeft checks through the engine that nothing labelled with the
 // run or with the entrant is left, running or not.
-func assertNothingLeft(t testing.TB, e *engine.Engine, pairs ...string) {
+func assertNothingLeft(t testing.TB, e *docker.Engine, pairs ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -364,7 +364,7 @@ func assertNothingLeft(t testing.TB, e *engine.Engine, pairs ...string) {
 
 // cleanupLabel removes whatever a failed test left under key=value, so one
 // failure does not leave containers running for the next test.
-func cleanupLabel(t testing.TB, e *engine.Engine, key, value string) {
+func cleanupLabel(t testing.TB, e *docker.Engine, key, value string) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

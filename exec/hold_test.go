@@ -13,6 +13,7 @@ import (
 	"spatec.dev/spatec/exec/burn/burntest"
 	"spatec.dev/spatec/exec/cgroup"
 	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/engine/docker"
 	"spatec.dev/spatec/exec/gclog"
 	"spatec.dev/spatec/results/record"
 	"spatec.dev/spatec/schema"
@@ -20,7 +21,7 @@ import (
 
 // holdRun opens a hold session (no infrastructure) and runs plan for hold,
 // then checks through the engine that nothing of the run is left.
-func holdRun(t *testing.T, e *engine.Engine, plan *schema.Plan, hold time.Duration) (*Result, *Session, error) {
+func holdRun(t *testing.T, e *docker.Engine, plan *schema.Plan, hold time.Duration) (*Result, *Session, error) {
 	t.Helper()
 	burntest.Image(t, e)
 	cleanupLabel(t, e, LabelEntrant, plan.Entrant.Name)

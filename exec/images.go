@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 
 	"spatec.dev/spatec/exec/artefact"
@@ -216,7 +217,7 @@ func (r *Runner) buildProgram(ctx context.Context, ref, program string) error {
 // BuildProgram compiles a Go program of the module checked out at src
 // statically and builds it into a FROM scratch image tagged ref on e, so
 // that it needs no registry.
-func BuildProgram(ctx context.Context, e Engine, src, ref, program string) error {
+func BuildProgram(ctx context.Context, e engine.Engine, src, ref, program string) error {
 	if src == "" {
 		return fmt.Errorf("image %s is built from %s, which needs a spatec checkout: run spatec from one", ref, program)
 	}
@@ -268,4 +269,65 @@ func describeBuild(b *schema.Build) string {
 		return "on " + b.Layered.From + ", build " + layered.Digest(*b.Layered)
 	}
 	return "from an empty build"
+}
+
+// prepareImages builds the images the plan builds itself, checks the others
+// are present, records their digests, and reads the entrant's version
+// inside its image: a mismatch with the pin refuses the run (C16).
+func (run *armRun) prepareImages(ctx context.Context) error {
+	for _, n := range run.plan.ContainerNames() {
+		c := run.plan.Entrant.Containers[n]
+		img, err := run.s.ensureImage(ctx, c.Image, "", c.Build)
+		if err != nil {
+			var ref *Refusal
+			if errors.As(err, &ref) {
+				return refusef("%s: container %s: %v", run.plan.Entrant.Name, n, ref.Reason)
+			}
+			return err
+		}
+		run.rec.SUT.Containers = append(run.rec.SUT.Containers, record.Container{
+			Name: n, Role: c.Role, Image: img.ref, ImageDigest: img.id, Recipe: img.recipe,
+			CPUs: fmt.Sprintf("%.2f", c.CPUs), MemoryBytes: c.Memory,
+		})
+	}
+
+	v := run.plan.Entrant.Version
+	probe := run.plan.Entrant.Containers[v.Container]
+	version, err := run.s.readVersion(ctx, run.plan.Entrant.Name, run.s.images[probe.Image], run.id, v.Command, v.Match)
+	if err != nil {
+		return err
+	}
+	run.rec.SUT.Version = version
+	if version != v.Pin {
+		return refusef("C16: %s: image %s runs version %s; the entrant pins %s: rebuild the image at the pinned version or update the pin",
+			run.plan.Entrant.Name, probe.Image, version, v.Pin)
+	}
+	return nil
+}
+
+// readVersion runs command inside image, with no network, and returns the
+// first group of match in what it prints: the version of what the image
+// runs, read where it runs (C16). Labels carry run.
+func (s *Session) readVersion(ctx context.Context, what string, img image, run string, command []string, match string) (string, error) {
+	re, err := regexp.Compile(match)
+	if err != nil {
+		return "", refusef("C16: %s: version.match %q is not a regular expression: %v", what, match, err)
+	}
+	code, out, err := s.runner.Engine.RunOnce(ctx, engine.ContainerSpec{
+		Name:        "spatec-version-" + run[len(run)-12:],
+		Image:       img.ref,
+		ImageID:     img.id,
+		Entrypoint:  command,
+		Labels:      s.labels(LabelRun, run),
+		NetworkMode: "none",
+	}, nil)
+	if err != nil {
+		return "", fmt.Errorf("reading the version of %s inside %s: %w", what, img.ref, err)
+	}
+	m := re.FindStringSubmatch(out)
+	if code != 0 || len(m) < 2 {
+		return "", refusef("C16: %s: %s printed no version matching %q (exit code %d); output:\n%s",
+			what, strings.Join(command, " "), match, code, strings.TrimSpace(out))
+	}
+	return m[1], nil
 }

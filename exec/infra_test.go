@@ -12,13 +12,13 @@ import (
 
 	"spatec.dev/spatec/exec/broker"
 	"spatec.dev/spatec/exec/burn/burntest"
-	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/engine/docker"
 	"spatec.dev/spatec/schema"
 )
 
 // infraTest readies a test of container infrastructure: the engine, the
 // host's ClickHouse, the burn image and a context.
-func infraTest(t *testing.T) (*engine.Engine, context.Context) {
+func infraTest(t *testing.T) (*docker.Engine, context.Context) {
 	e := newEngine(t)
 	requireClickHouse(t)
 	burntest.Image(t, e)

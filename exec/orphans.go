@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"spatec.dev/spatec/results/record"
 )
 
 // Orphan is what one run left on the engine: its containers and networks.
@@ -129,4 +131,36 @@ func processAlive(id string) bool {
 	}
 	now, err := processID(n)
 	return err == nil && now == id
+}
+
+// killedNote is the note of a run whose spatec process died before it
+// could record the run.
+const killedNote = "spatec ended without recording this run: its process was killed (SIGKILL, the OOM killer) or the host went down during it; the run was recorded, and what it left removed, by the next spatec run under the same results"
+
+// recoverPending records as failed every run written ahead under root whose
+// process is gone, and returns them.
+func (r *Runner) recoverPending(root string) ([]record.Record, error) {
+	pending, err := record.ListPending(root)
+	if err != nil {
+		return nil, err
+	}
+	var recovered []record.Record
+	var errs []error
+	for _, p := range pending {
+		if processAlive(p.Process) {
+			continue
+		}
+		rec := p.Record
+		rec.Run.EndedAt = r.now().UTC()
+		path := record.PathFor(root, rec.Run.Env, rec.SUT.Entrant, rec.Run.StartedAt)
+		if err := record.Append(path, &rec); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := record.RemovePending(root, rec.RunID); err != nil {
+			errs = append(errs, err)
+		}
+		recovered = append(recovered, rec)
+	}
+	return recovered, errors.Join(errs...)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"time"
 
@@ -14,80 +13,6 @@ import (
 	"spatec.dev/spatec/results/record"
 	"spatec.dev/spatec/schema"
 )
-
-// Refusal is a contract check that stopped a run before its measurement
-// window opened: caps that do not read back, an engine warning, a version
-// that does not match its pin, a topic of the wrong depth. The CLI prints it
-// as REFUSED: and exits 3.
-type Refusal struct{ Reason string }
-
-func (r *Refusal) Error() string { return r.Reason }
-
-func refusef(format string, args ...any) error { return &Refusal{fmt.Sprintf(format, args...)} }
-
-// Failure is a run that started and did not finish its measurement: a
-// timeout short of N rows, a crash, an interruption, a lost ClickHouse.
-type Failure struct{ Reason string }
-
-func (f *Failure) Error() string { return f.Reason }
-
-// Unrecorded is a run whose record could not be appended to the log (C14).
-// The caller holds the only copy, in the Result: it must keep it some other
-// way, and measure no more until records can be written again.
-type Unrecorded struct {
-	// Path is the log the record was for.
-	Path string
-	Err  error
-}
-
-func (u *Unrecorded) Error() string {
-	return fmt.Sprintf("the record could not be appended to %s: %v", u.Path, u.Err)
-}
-
-func (u *Unrecorded) Unwrap() error { return u.Err }
-
-// Runner holds what every run needs: the boundaries to the host and how to
-// report.
-type Runner struct {
-	// Engine is the container engine.
-	Engine Engine
-	// Cgroups reads the containers' cgroups: HostCgroups for the local
-	// engine (its roots are injectable), a node's probe on Kubernetes.
-	Cgroups Cgroups
-	// Clock drives the sampler; nil means the system clock.
-	Clock sample.Clock
-	// Period is the sampler period; 0 means 100 ms.
-	Period time.Duration
-	// Progress reports phases; nil reports nothing.
-	Progress *progress.Reporter
-	// Log receives one line per notable step; nil discards.
-	Log io.Writer
-	// Version and Commit identify this spatec in records.
-	Version, Commit string
-	// SourceDir is the module checkout that programs declared by a
-	// container's build are compiled from.
-	SourceDir string
-	// Results, when set, is the results root this runner records under:
-	// opening a session records there, as failed, the runs that earlier
-	// spatec processes started and died before recording.
-	Results string
-	// LockPath, when set, is the host-wide lock a session holds while it is
-	// open (hostlock.DefaultPath for the CLI): one measurement at a time on
-	// a host. A runner that holds it owns the engine, so opening a session
-	// also removes what killed runs left behind. "" takes no lock and
-	// sweeps nothing (tests running sessions side by side).
-	LockPath string
-	// NoPull refuses an image the engine does not hold instead of pulling
-	// it: for hosts that must not reach a registry (--pull=never).
-	NoPull bool
-	// CacheDir keeps what is slow to make and the same every time: the
-	// root file systems of Debian recipes (rootfs/) and the downloads of
-	// layered images, by checksum (downloads/). "" keeps nothing.
-	CacheDir string
-	// InfraTimeout is how long an infrastructure container has to answer
-	// after it starts; 0 means two minutes.
-	InfraTimeout time.Duration
-}
 
 // Options says how to run one arm once.
 type Options struct {
@@ -198,38 +123,6 @@ func (s *Session) Run(ctx context.Context, plan *schema.Plan, opts Options) (*Re
 	return res, err
 }
 
-// killedNote is the note of a run whose spatec process died before it
-// could record the run.
-const killedNote = "spatec ended without recording this run: its process was killed (SIGKILL, the OOM killer) or the host went down during it; the run was recorded, and what it left removed, by the next spatec run under the same results"
-
-// recoverPending records as failed every run written ahead under root whose
-// process is gone, and returns them.
-func (r *Runner) recoverPending(root string) ([]record.Record, error) {
-	pending, err := record.ListPending(root)
-	if err != nil {
-		return nil, err
-	}
-	var recovered []record.Record
-	var errs []error
-	for _, p := range pending {
-		if processAlive(p.Process) {
-			continue
-		}
-		rec := p.Record
-		rec.Run.EndedAt = r.now().UTC()
-		path := record.PathFor(root, rec.Run.Env, rec.SUT.Entrant, rec.Run.StartedAt)
-		if err := record.Append(path, &rec); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if err := record.RemovePending(root, rec.RunID); err != nil {
-			errs = append(errs, err)
-		}
-		recovered = append(recovered, rec)
-	}
-	return recovered, errors.Join(errs...)
-}
-
 // execute is the flow of one run, in order. Each step returns a *Refusal
 // (before the window opens) or a *Failure (after), so the record's status
 // follows from the error alone.
@@ -300,17 +193,4 @@ func (s *Session) execute(ctx context.Context, run *armRun, opts Options) error 
 		return err
 	}
 	return run.gate(drain, opts.Ceilings)
-}
-
-func (r *Runner) now() time.Time {
-	if r.Clock != nil {
-		return r.Clock.Now()
-	}
-	return time.Now()
-}
-
-func (r *Runner) logf(format string, args ...any) {
-	if r.Log != nil {
-		fmt.Fprintf(r.Log, format+"\n", args...)
-	}
 }

@@ -39,7 +39,7 @@ import (
 	"spatec.dev/spatec/compiler"
 	"spatec.dev/spatec/exec"
 	"spatec.dev/spatec/exec/broker"
-	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/engine/docker"
 	"spatec.dev/spatec/exec/hostlock"
 	"spatec.dev/spatec/exec/progress"
 	"spatec.dev/spatec/exec/registry"
@@ -83,7 +83,7 @@ func run(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("%s hosts no sensor-batch workload", *envName)
 	}
-	e, err := engine.New(ctx)
+	e, err := docker.New(ctx)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,5 @@
 // Command spatec-probe is spatec's reader on a Kubernetes node (see package
-// exec/kube/probe). spatec runs it in a pod of its own on each node a run
+// exec/engine/kube/probe). spatec runs it in a pod of its own on each node a run
 // uses, with the node's cgroup tree mounted read-only and the node's
 // process table, and reads every container's caps and usage through it.
 package main
@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"spatec.dev/spatec/exec/cgroup"
-	"spatec.dev/spatec/exec/kube/probe"
+	"spatec.dev/spatec/exec/engine/kube/probe"
 )
 
 func main() {

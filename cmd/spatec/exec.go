@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"spatec.dev/spatec/exec"
-	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/engine/docker"
 	"spatec.dev/spatec/exec/hostlock"
 	"spatec.dev/spatec/exec/progress"
 	"spatec.dev/spatec/results/record"
@@ -244,7 +244,7 @@ func newRunner(ctx context.Context, f execFlags, env schema.Environment, stderr 
 	if f.pull != "missing" && f.pull != "never" {
 		return nil, nil, usageError{fmt.Sprintf("--pull=%s: want missing or never", f.pull)}
 	}
-	e, err := engine.New(ctx)
+	e, err := docker.New(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

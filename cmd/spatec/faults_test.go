@@ -23,7 +23,7 @@ import (
 
 	"spatec.dev/spatec/exec"
 	"spatec.dev/spatec/exec/cgroup"
-	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/engine/docker"
 	"spatec.dev/spatec/internal/testenv"
 	"spatec.dev/spatec/results/record"
 )
@@ -94,7 +94,7 @@ func (b *background) wait(t *testing.T) int {
 
 // requireContainers fails under CI, and skips elsewhere, without what
 // local-containers needs.
-func requireContainers(t *testing.T) *engine.Engine {
+func requireContainers(t *testing.T) *docker.Engine {
 	t.Helper()
 	requireServices(t)
 	testenv.Require(t, "mmdebstrap (builds the Debian ClickHouse image)", func() error {
@@ -105,7 +105,7 @@ func requireContainers(t *testing.T) *engine.Engine {
 }
 
 // containerID finds the one container carrying label key=value.
-func containerID(t *testing.T, e *engine.Engine, key, value string) string {
+func containerID(t *testing.T, e *docker.Engine, key, value string) string {
 	t.Helper()
 	objs, err := e.ListOwned(context.Background(), key)
 	if err != nil {
@@ -141,7 +141,7 @@ func allRecords(t *testing.T, root string) []record.Record {
 // (want is how many runs started; printed counts the records spatec printed
 // because it could not append them), and a log that validates. outcome
 // describes the end for the table; "" describes the last record.
-func faultOutcome(t *testing.T, e *engine.Engine, fault, results string, want, printed int, outcome string) []record.Record {
+func faultOutcome(t *testing.T, e *docker.Engine, fault, results string, want, printed int, outcome string) []record.Record {
 	t.Helper()
 	objs, err := e.ListOwned(context.Background(), exec.LabelRun)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"spatec.dev/spatec/exec"
-	"spatec.dev/spatec/exec/kube"
+	"spatec.dev/spatec/exec/engine/kube"
 	"spatec.dev/spatec/results/record"
 	"spatec.dev/spatec/schema"
 )

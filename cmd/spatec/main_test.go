@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"spatec.dev/spatec/exec"
-	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/engine/docker"
 	"spatec.dev/spatec/exec/gclog"
 	"spatec.dev/spatec/internal/testenv"
 	"spatec.dev/spatec/results/record"
@@ -274,7 +274,7 @@ func readRecords(t *testing.T, path string) []record.Record {
 // assertNothingLeft checks that no container spatec started remains.
 func assertNothingLeft(t *testing.T) {
 	t.Helper()
-	e, err := engine.New(context.Background())
+	e, err := docker.New(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 
 	"cuelang.org/go/cue/format"
 
-	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/engine/docker"
 	"spatec.dev/spatec/schema"
 )
 
@@ -55,7 +55,7 @@ func cmdPin(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if len(problems) > 0 {
 		return refuse("%s does not resolve; run `spatec vet`: %v", *env, problems[0])
 	}
-	e, err := engine.New(ctx)
+	e, err := docker.New(ctx)
 	if err != nil {
 		return err
 	}

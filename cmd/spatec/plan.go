@@ -19,7 +19,7 @@ import (
 	"spatec.dev/spatec/compiler"
 	"spatec.dev/spatec/exec/compile"
 	"spatec.dev/spatec/exec/debimage"
-	"spatec.dev/spatec/exec/kube"
+	"spatec.dev/spatec/exec/engine/kube"
 	"spatec.dev/spatec/exec/layered"
 	"spatec.dev/spatec/schema"
 )

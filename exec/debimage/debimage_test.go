@@ -20,6 +20,7 @@ import (
 	"spatec.dev/spatec/exec/artefact"
 	"spatec.dev/spatec/exec/burn/burntest"
 	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/engine/docker"
 	"spatec.dev/spatec/internal/testenv"
 	"spatec.dev/spatec/schema"
 )
@@ -155,7 +156,7 @@ func (f *fakeRootfs) build(_ context.Context, _ schema.Debian, dst string, step 
 }
 
 // testRef is an image reference of the test's own, removed when it ends.
-func testRef(t *testing.T, e *engine.Engine) string {
+func testRef(t *testing.T, e *docker.Engine) string {
 	ref := "spatec-debimage-test:" + uuid.NewString()[:8]
 	t.Cleanup(func() { _ = e.RemoveImage(context.Background(), ref) })
 	return ref

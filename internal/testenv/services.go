@@ -8,7 +8,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 
-	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/engine/docker"
 )
 
 // ClickHouseAddr is the ClickHouse the tests use: $SPATEC_TEST_CLICKHOUSE,
@@ -38,14 +38,14 @@ func RequireClickHouse(t testing.TB) {
 
 // Docker connects to the local Docker engine for the length of the test,
 // or fails (under CI) or skips it when there is none.
-func Docker(t testing.TB) *engine.Engine {
+func Docker(t testing.TB) *docker.Engine {
 	t.Helper()
-	var e *engine.Engine
+	var e *docker.Engine
 	Require(t, "docker engine", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		var err error
-		e, err = engine.New(ctx)
+		e, err = docker.New(ctx)
 		return err
 	})
 	t.Cleanup(func() { e.Close() })

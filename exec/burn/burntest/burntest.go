@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/engine/docker"
 	"spatec.dev/spatec/internal/testregistry"
 )
 
@@ -46,7 +47,7 @@ var image struct {
 
 // Image builds the burn image Tag on e, once per test binary run, and
 // returns Tag. It fails the test when the build fails.
-func Image(t testing.TB, e *engine.Engine) string {
+func Image(t testing.TB, e *docker.Engine) string {
 	t.Helper()
 	image.once.Do(func() { image.err = buildImage(e) })
 	if image.err != nil {
@@ -68,7 +69,7 @@ func Binary(t testing.TB) string {
 	return out
 }
 
-func buildImage(e *engine.Engine) error {
+func buildImage(e *docker.Engine) error {
 	dir, err := os.MkdirTemp("", "spatec-burn-")
 	if err != nil {
 		return fmt.Errorf("creating a build directory: %w", err)

@@ -25,7 +25,7 @@ import (
 	"spatec.dev/spatec/exec"
 	"spatec.dev/spatec/exec/cgroup"
 	"spatec.dev/spatec/exec/engine"
-	"spatec.dev/spatec/exec/kube/probe"
+	"spatec.dev/spatec/exec/engine/kube/probe"
 	"spatec.dev/spatec/schema"
 )
 

@@ -12,7 +12,7 @@ import (
 	"spatec.dev/spatec/exec/cgroup"
 	"spatec.dev/spatec/exec/cgroup/cgrouptest"
 	"spatec.dev/spatec/exec/engine"
-	"spatec.dev/spatec/exec/kube/probe"
+	"spatec.dev/spatec/exec/engine/kube/probe"
 )
 
 // fixtureNode is a node as its probe's pod sees it: a v1 tree (or a v2

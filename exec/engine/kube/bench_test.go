@@ -29,7 +29,7 @@ import (
 // (read from /proc): at 10 ticks a second, 1000 cpu-µs/tick is 1% of a
 // core. The idle CPU of the cluster's daemons over the run is in both.
 //
-//	bash .ci/k8s up && go test ./exec/kube -run '^$' -bench Reading -benchtime 2000x
+//	bash .ci/k8s up && go test ./exec/engine/kube -run '^$' -bench Reading -benchtime 2000x
 func BenchmarkReading(b *testing.B) {
 	testenv.Kubernetes(b)
 	docker := testenv.Docker(b)

@@ -1,4 +1,4 @@
-package engine_test
+package docker_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	"spatec.dev/spatec/exec/burn/burntest"
 	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/exec/engine/docker"
 	"spatec.dev/spatec/internal/testenv"
 	"spatec.dev/spatec/internal/testregistry"
 )
@@ -29,11 +30,11 @@ const (
 )
 
 // newEngine connects to the local engine, or fails (CI) or skips the test.
-func newEngine(t testing.TB) *engine.Engine { return testenv.Docker(t) }
+func newEngine(t testing.TB) *docker.Engine { return testenv.Docker(t) }
 
 // scope returns a label value unique to this test and registers the
 // teardown of everything labelled with it.
-func scope(t testing.TB, e *engine.Engine) string {
+func scope(t testing.TB, e *docker.Engine) string {
 	t.Helper()
 	value := "t-" + uuid.NewString()[:8]
 	t.Cleanup(func() {
@@ -318,7 +319,7 @@ func TestRemoveByLabelRefusesEmptyKey(t *testing.T) {
 func TestNewUnreachableNamesSocketAndFix(t *testing.T) {
 	sock := "unix://" + filepath.Join(t.TempDir(), "absent.sock")
 	t.Setenv("DOCKER_HOST", sock)
-	_, err := engine.New(context.Background())
+	_, err := docker.New(context.Background())
 	if err == nil {
 		t.Fatal("New succeeded against a socket that does not exist")
 	}
