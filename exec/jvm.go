@@ -76,6 +76,10 @@ func (run *armRun) heapMismatch() error {
 			lines = append(lines, fmt.Sprintf("container %s ran with a %s heap, as its GC log says; its plan declares %s",
 				name, schema.FormatBytes(got), schema.FormatBytes(decl.Heap)))
 		}
+		if got, want := h.ObjectAlignment, decl.ObjectAlignment; got > 0 && want > 0 && got != want {
+			lines = append(lines, fmt.Sprintf("container %s ran with %d-byte object alignment, as its GC log's oop shift says; its plan declares %d (objectAlignment), which its heap's ceiling of %s assumes",
+				name, got, want, schema.FormatBytes(decl.Ceiling)))
+		}
 		// C9 admits the heap under the compressed-oops ceiling its
 		// alignment and heap base make; the JVM's verdict says whether it
 		// was given them.

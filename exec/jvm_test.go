@@ -79,7 +79,12 @@ func TestHeapMismatchReadsTheJVMsVerdict(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("heapMismatch = %v\nwant %s", err, want)
 	}
-	run.heaps["tm"] = gclog.Heap{ConfiguredBytes: 31 << 30, CompressedOops: "Enabled (Zero based)"}
+	run.heaps["tm"] = gclog.Heap{ConfiguredBytes: 31 << 30, CompressedOops: "Enabled (Zero based)", ObjectAlignment: 8}
+	want = "C9: container tm ran with 8-byte object alignment, as its GC log's oop shift says; its plan declares 16 (objectAlignment), which its heap's ceiling of 62 GiB assumes"
+	if err := run.heapMismatch(); err == nil || err.Error() != want {
+		t.Errorf("a JVM at another alignment: %v\nwant %s", err, want)
+	}
+	run.heaps["tm"] = gclog.Heap{ConfiguredBytes: 31 << 30, CompressedOops: "Enabled (Zero based)", ObjectAlignment: 16}
 	if err := run.heapMismatch(); err != nil {
 		t.Errorf("a JVM that ran as declared: %v", err)
 	}

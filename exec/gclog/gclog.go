@@ -28,7 +28,7 @@ const Path = "/spatec-gc/gc.log"
 // from rotating the file away during a long run. The schema's #JVM.gcLog
 // is Option(Path), which the plan carries to the executor.
 func Option(path string) string {
-	return "-Xlog:gc,gc+init,gc+heap:file=" + path + ":uptime,level,tags:filecount=0"
+	return "-Xlog:gc,gc+init,gc+heap,gc+heap+coops=debug:file=" + path + ":uptime,level,tags:filecount=0"
 }
 
 // File returns the file the -Xlog option among opts (JVM options, as in
@@ -68,6 +68,11 @@ type Heap struct {
 	// "Disabled"; "" when the log does not say (ZGC uses none). It is
 	// what the object alignment and heap base C9 reasons with came to.
 	CompressedOops string
+	// ObjectAlignment is the object alignment the JVM ran with, in bytes,
+	// read from gc+heap+coops's oop shift (alignment = 1 << shift); 0 where
+	// the log cannot say: compressed oops off, or in 32-bit mode, which
+	// shifts by nothing whatever the alignment.
+	ObjectAlignment int
 }
 
 var (
@@ -88,6 +93,9 @@ var (
 	// maxHeap is the configured maximum: `Heap Max Capacity: 64M` (G1,
 	// Parallel, Serial) or `Max Capacity: 64M` (ZGC), in gc+init.
 	maxHeap = regexp.MustCompile(`^(?:Heap )?Max Capacity: (\d+[BKMG])$`)
+	// oopShift is gc+heap+coops's account of the compressed-oops mode:
+	// `… Compressed Oops mode: Zero based, Oop shift amount: 4`.
+	oopShift = regexp.MustCompile(`Oop shift amount: (\d+)`)
 )
 
 // Parse reads a GC log. It fails only on a log with no line of the JDK's
@@ -116,6 +124,12 @@ func Parse(r io.Reader) (Heap, error) {
 			}
 		case "gc,heap":
 			h.readZRow(msg)
+		case "gc,heap,coops":
+			if mm := oopShift.FindStringSubmatch(msg); mm != nil {
+				if n, err := strconv.Atoi(mm[1]); err == nil && n > 0 && n < 8 {
+					h.ObjectAlignment = 1 << n
+				}
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -55,7 +55,7 @@ func TestParseJDK17(t *testing.T) {
 func TestParseRefusesOtherText(t *testing.T) {
 	for _, text := range []string{"", "Picked up JAVA_TOOL_OPTIONS\nhello\n"} {
 		_, err := Parse(strings.NewReader(text))
-		if err == nil || !strings.Contains(err.Error(), "-Xlog:gc,gc+init,gc+heap:file=/spatec-gc/gc.log") {
+		if err == nil || !strings.Contains(err.Error(), "-Xlog:gc,gc+init,gc+heap,gc+heap+coops=debug:file=/spatec-gc/gc.log") {
 			t.Errorf("%q: got %v, want an error naming the option", text, err)
 		}
 	}
@@ -126,12 +126,14 @@ func TestCompressedOopsFromALiveJVM(t *testing.T) {
 		return err
 	})
 	for _, c := range []struct {
-		opts []string
-		want string
+		opts      []string
+		want      string
+		alignment int // 0: the log cannot say (32-bit mode, oops off)
 	}{
-		{[]string{"-Xmx64m"}, "Enabled (32-bit)"},
-		{[]string{"-Xmx40g"}, "Disabled"},
-		{[]string{"-Xmx40g", "-XX:ObjectAlignmentInBytes=16"}, "Enabled (Zero based)"},
+		{[]string{"-Xmx64m"}, "Enabled (32-bit)", 0},
+		{[]string{"-Xmx8g"}, "Enabled (Zero based)", 8},
+		{[]string{"-Xmx40g"}, "Disabled", 0},
+		{[]string{"-Xmx40g", "-XX:ObjectAlignmentInBytes=16"}, "Enabled (Zero based)", 16},
 	} {
 		log := filepath.Join(t.TempDir(), "gc.log")
 		cmd := exec.Command("java", append(append(c.opts, "-XX:+UseG1GC", Option(log)), "-version")...)
@@ -144,8 +146,8 @@ func TestCompressedOopsFromALiveJVM(t *testing.T) {
 		}
 		h, err := Parse(f)
 		f.Close()
-		if err != nil || h.CompressedOops != c.want {
-			t.Errorf("java %v: compressed oops %q (%v), want %q", c.opts, h.CompressedOops, err, c.want)
+		if err != nil || h.CompressedOops != c.want || h.ObjectAlignment != c.alignment {
+			t.Errorf("java %v: compressed oops %q, object alignment %d (%v), want %q and %d", c.opts, h.CompressedOops, h.ObjectAlignment, err, c.want, c.alignment)
 		}
 	}
 }
