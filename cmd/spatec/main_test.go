@@ -366,10 +366,10 @@ func TestReviewedPlanRuns(t *testing.T) {
 	assertNothingLeft(t)
 }
 
-// TestReviewedPlanBindsTheProgram: a plan reviewed, then the reference
+// TestFaultReviewedPlanProgramChanged: a plan reviewed, then the reference
 // arm's program edited in the tree, is refused before anything is built or
 // started; so is a reviewed plan that pins no sources at all.
-func TestReviewedPlanBindsTheProgram(t *testing.T) {
+func TestFaultReviewedPlanProgramChanged(t *testing.T) {
 	requireServices(t)
 	tree := copyTree(t, nil)
 	// The program's own directory copied, so that it can be edited; the
@@ -439,6 +439,8 @@ func TestReviewedPlanBindsTheProgram(t *testing.T) {
 		t.Errorf("a reviewed plan whose program changed: exit %d; want %d saying %q before anything starts:\n%s", code, exitRefused, want, errOut)
 	}
 
+	t.Logf("fault-row|a reviewed plan whose program changed in the tree|%s|0|0", firstLine(errOut))
+
 	doc.Plan.Sources = nil
 	unpinned := write("unpinned.json", schema.NewDocument(doc.Plan))
 	code, _, errOut = cli(t, "exec", "--tree", tree, unpinned, "--results", t.TempDir())
@@ -446,6 +448,19 @@ func TestReviewedPlanBindsTheProgram(t *testing.T) {
 		t.Errorf("a reviewed plan without sources: exit %d; want %d saying %q:\n%s", code, exitRefused, want, errOut)
 	}
 	assertNothingLeft(t)
+}
+
+// firstLine is the first line of s that says something, abbreviated.
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, "REFUSED:") {
+			if len(l) > 160 {
+				l = l[:160] + "…"
+			}
+			return l
+		}
+	}
+	return "no refusal"
 }
 
 // TestMisspeltNamesAreUsageErrors: a name the tree does not have is a
