@@ -45,5 +45,5 @@ if run ingest; then
 fi
 if run report; then
   echo "== report over 100k records (target: < 2 s)"
-  bench ./results/report Report100k -benchtime 3x
+  bench ./runs/report Report100k -benchtime 3x
 fi

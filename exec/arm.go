@@ -6,7 +6,7 @@ import (
 
 	"spatec.dev/spatec/exec/gclog"
 	"spatec.dev/spatec/exec/sample"
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 	"spatec.dev/spatec/schema"
 )
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"spatec.dev/spatec/exec/chstore"
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 	"spatec.dev/spatec/schema"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"spatec.dev/spatec/exec/engine/docker"
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 	"spatec.dev/spatec/schema"
 )
 

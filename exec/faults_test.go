@@ -13,7 +13,7 @@ import (
 
 	"spatec.dev/spatec/exec/burn/burntest"
 	"spatec.dev/spatec/exec/progress"
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 	"spatec.dev/spatec/schema"
 )
 

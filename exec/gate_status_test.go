@@ -10,7 +10,7 @@ import (
 
 	"spatec.dev/spatec/exec/chstore"
 	"spatec.dev/spatec/exec/sample"
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 	"spatec.dev/spatec/schema"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"spatec.dev/spatec/exec/chstore"
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 // infraBoundShare is C12's gate: an arm above this share of a ceiling

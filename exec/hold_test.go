@@ -15,7 +15,7 @@ import (
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/engine/docker"
 	"spatec.dev/spatec/exec/gclog"
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 	"spatec.dev/spatec/schema"
 )
 

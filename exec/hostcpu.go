@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 // HostCPU is the CPU time the whole host has spent since it booted, as the

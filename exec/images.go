@@ -17,7 +17,7 @@ import (
 	"spatec.dev/spatec/exec/debimage"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/layered"
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 	"spatec.dev/spatec/schema"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"spatec.dev/spatec/exec/gclog"
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 	"spatec.dev/spatec/schema"
 )
 

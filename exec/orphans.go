@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 // Orphan is what one run left on the engine: its containers and networks.

@@ -10,7 +10,7 @@ import (
 
 	"spatec.dev/spatec/compiler"
 	"spatec.dev/spatec/internal/testenv"
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 // TestValidatorRefusesWithTheSystemsOwnMessage runs the Kafka engine

@@ -12,7 +12,7 @@ import (
 
 	"spatec.dev/spatec/exec"
 	"spatec.dev/spatec/internal/testenv"
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 // TestLocalContainersRunsBothWorkloads is the bench path at this machine's

@@ -19,7 +19,7 @@ import (
 	"spatec.dev/spatec/exec/engine/docker"
 	"spatec.dev/spatec/exec/hostlock"
 	"spatec.dev/spatec/exec/progress"
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 	"spatec.dev/spatec/schema"
 )
 

@@ -12,8 +12,8 @@ import (
 	"slices"
 	"strings"
 
-	"spatec.dev/spatec/results/interop"
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/interop"
+	"spatec.dev/spatec/runs/record"
 )
 
 // cmdExport writes spatec records in the public reference harness's

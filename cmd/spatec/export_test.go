@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"spatec.dev/spatec/results/interop"
-	"spatec.dev/spatec/results/record"
-	"spatec.dev/spatec/results/report"
+	"spatec.dev/spatec/runs/interop"
+	"spatec.dev/spatec/runs/record"
+	"spatec.dev/spatec/runs/report"
 )
 
 // schema2Line is a schema-2 record as the reference harness writes it,

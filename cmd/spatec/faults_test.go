@@ -25,7 +25,7 @@ import (
 	"spatec.dev/spatec/exec/cgroup"
 	"spatec.dev/spatec/exec/engine/docker"
 	"spatec.dev/spatec/internal/testenv"
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 // syncBuffer is a bytes.Buffer safe to write from one goroutine while

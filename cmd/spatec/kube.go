@@ -13,7 +13,7 @@ import (
 
 	"spatec.dev/spatec/exec"
 	"spatec.dev/spatec/exec/engine/kube"
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 	"spatec.dev/spatec/schema"
 )
 

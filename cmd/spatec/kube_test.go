@@ -20,7 +20,7 @@ import (
 
 	"spatec.dev/spatec/exec"
 	"spatec.dev/spatec/internal/testenv"
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 // kubeNamespace is the namespace envs/k8s-single runs in.

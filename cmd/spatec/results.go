@@ -7,9 +7,9 @@ import (
 	"io"
 	"os"
 
-	"spatec.dev/spatec/results/interop"
-	"spatec.dev/spatec/results/record"
-	"spatec.dev/spatec/results/report"
+	"spatec.dev/spatec/runs/interop"
+	"spatec.dev/spatec/runs/record"
+	"spatec.dev/spatec/runs/report"
 )
 
 func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) error {

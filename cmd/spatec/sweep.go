@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"spatec.dev/spatec/compiler"
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 // cmdSweep runs every point of a study, each point × repetition once,

@@ -17,7 +17,7 @@ import (
 	"spatec.dev/spatec/exec/cgroup"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/internal/testenv"
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 	"spatec.dev/spatec/schema"
 )
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 // overlap says whether two condition sets of one environment (two

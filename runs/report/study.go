@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 // DefaultKnee is the fraction of the best throughput within which the

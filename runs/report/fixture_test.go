@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 var t0 = time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)

@@ -29,7 +29,7 @@ package interop
 import (
 	"time"
 
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 // Where an Entry came from, and whose measurement protocol its

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 // rank orders a section's arms by median rows/s, picks the baseline, and

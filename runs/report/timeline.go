@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 // maxTimelines bounds the runs of an arm whose series a report reads: the

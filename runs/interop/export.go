@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 // Supplied holds the facts a schema-2 record requires that a spatec record

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 func TestAggregateMedianRangeSpreadAndWorstStatus(t *testing.T) {

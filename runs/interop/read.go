@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 // ReadSchema2 reads a JSONL file of schema-2 records into Entries, in file

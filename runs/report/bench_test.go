@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 // writeSynthetic writes n complete records (full provenance, cgroup values

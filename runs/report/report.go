@@ -30,7 +30,7 @@ import (
 	"strings"
 	"time"
 
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 // The derived efficiency figures. RowsPerSPerCore is each measured run's

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 //go:embed report.html.tmpl

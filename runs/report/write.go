@@ -12,7 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 // WriteTable writes the report as aligned plain text for a terminal: per

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 var (

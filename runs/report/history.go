@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 // HistoryRun is one run as the history table knows it, from a spatec

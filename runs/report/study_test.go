@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 // point is one run of a study's point: its knob values, throughput and

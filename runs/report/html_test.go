@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"spatec.dev/spatec/internal/testenv"
-	"spatec.dev/spatec/results/record"
+	"spatec.dev/spatec/runs/record"
 )
 
 // reportWithTwoSections is the demo section plus an older, incomparable one.
