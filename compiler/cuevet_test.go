@@ -73,14 +73,7 @@ func TestCueVetAgrees(t *testing.T) {
 					files[e[0]] = []byte(strings.Replace(string(files[e[0]]), "\nimport (\n", "\nimport (\n\tretired32c \"spatec.dev/spatec/envs/retired-32c:retired32c\"\n", 1))
 				}
 			}
-			for name, data := range files {
-				if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			writeTree(t, dir, files)
 			cmd := exec.Command(cue, "vet", "-c=false", "./...")
 			cmd.Dir = dir
 			out, err := cmd.CombinedOutput()
@@ -104,23 +97,13 @@ func TestCueVetSeesANewEntrant(t *testing.T) {
 	for name, f := range realTree(t) {
 		files[name] = f.Data
 	}
-	write := func() {
-		for name, data := range files {
-			if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	vet := func() (string, error) {
 		cmd := exec.Command(cue, "vet", "-c=false", "./...")
 		cmd.Dir = dir
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	write()
+	writeTree(t, dir, files)
 	if out, err := vet(); err != nil {
 		t.Fatalf("the committed tree: %v\n%s", err, out)
 	}
@@ -130,9 +113,22 @@ func TestCueVetSeesANewEntrant(t *testing.T) {
 		src = strings.Replace(src, "value:       env.partitions\n", "value:       env.partitions + 1\n", 1)
 		files["entrants/myarm/"+f] = []byte(src)
 	}
-	write()
+	writeTree(t, dir, files)
 	out, err := vet()
 	if err == nil || !strings.Contains(out, "C10: myarm: parallelism knob sources is 33; bench-96c has 32 partitions") {
 		t.Fatalf("cue vet -c=false ./... on a new entrant with its parallelism broken: %v\n%s", err, out)
+	}
+}
+
+// writeTree writes files (path → content) under dir.
+func writeTree(t *testing.T, dir string, files map[string][]byte) {
+	t.Helper()
+	for name, data := range files {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

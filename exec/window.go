@@ -216,15 +216,8 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	drainCtx, stopDrain := context.WithCancelCause(ctx)
 	defer stopDrain(nil)
 	go func() {
-		select {
-		case e := <-run.exited:
-			if e.oom {
-				run.oomKilled = append(run.oomKilled, e.name)
-			}
-			stopDrain(&Failure{e.ended("container "+e.name, "during the drain")})
-		case e := <-run.s.infraExits:
-			stopDrain(&Failure{e.ended("the "+e.name, "during the drain")})
-		case <-drainCtx.Done():
+		if err := run.awaitExit(drainCtx); err != nil {
+			stopDrain(err)
 		}
 	}()
 	stall := time.Duration(wl.StallLimit) * time.Second
@@ -324,12 +317,24 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 // the engine's report of its exit arrives), so that the note names the
 // cause; nil when none comes.
 func (run *armRun) lateExit() error {
+	ctx, cancel := context.WithTimeout(context.Background(), lateExitWait)
+	defer cancel()
+	return run.awaitExit(ctx)
+}
+
+// awaitExit waits until ctx ends for an arm or infrastructure container to
+// stop on its own during the drain, and returns the failure that names it
+// (an OOM kill remembered for the record's count), or nil.
+func (run *armRun) awaitExit(ctx context.Context) error {
 	select {
 	case e := <-run.exited:
+		if e.oom {
+			run.oomKilled = append(run.oomKilled, e.name)
+		}
 		return &Failure{e.ended("container "+e.name, "during the drain")}
 	case e := <-run.s.infraExits:
 		return &Failure{e.ended("the "+e.name, "during the drain")}
-	case <-time.After(lateExitWait):
+	case <-ctx.Done():
 		return nil
 	}
 }
