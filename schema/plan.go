@@ -444,10 +444,13 @@ type JVM struct {
 	OptionsVia         string   `json:"optionsVia"`
 	OptionsJoin        string   `json:"optionsJoin"`
 	Flink              string   `json:"flink,omitempty"`
-	// Config and ConfigFile are a Flink process's: the configuration
-	// entries its config.yaml holds for the declared heap and JVM options.
-	Config     map[string]string `json:"config,omitempty"`
-	ConfigFile string            `json:"configFile,omitempty"`
+	// ProcessSize, Config and ConfigFile are a Flink process's: its whole
+	// memory, which Flink divides into Heap and NonHeap, and the
+	// configuration entries its config.yaml holds for that division and
+	// its JVM options.
+	ProcessSize int64             `json:"processSize,omitempty"`
+	Config      map[string]string `json:"config,omitempty"`
+	ConfigFile  string            `json:"configFile,omitempty"`
 }
 
 // Budget is the C4 host arithmetic.
