@@ -23,6 +23,7 @@ import org.apache.kafka.common.config.ConfigDef.Type;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.ConfigValue;
 import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.connect.connector.policy.AllowlistConnectorClientConfigOverridePolicy;
 import org.apache.kafka.connect.connector.policy.ConnectorClientConfigOverridePolicy;
 import org.apache.kafka.connect.connector.policy.ConnectorClientConfigRequest;
 import org.apache.kafka.connect.health.ConnectorType;
@@ -71,17 +72,17 @@ public final class Checker {
             WorkerConfig.VALUE_CONVERTER_CLASS_CONFIG,
             WorkerConfig.HEADER_CONVERTER_CLASS_CONFIG);
 
-    /** A Kafka client a prefix of settings is handed to. */
-    private record Client(String name, ConfigDef definition, ConnectorClientConfigRequest.ClientType type,
+    /** A Kafka client that the settings of one prefix are handed to. */
+    private record Client(String kind, String name, ConfigDef definition, ConnectorClientConfigRequest.ClientType type,
                           Function<Map<String, Object>, AbstractConfig> construct) {
     }
 
-    private static final Map<String, Client> CLIENTS = Map.of(
-            "consumer", new Client("ConsumerConfig", ConsumerConfig.configDef(),
+    private static final List<Client> CLIENTS = List.of(
+            new Client("consumer", "ConsumerConfig", ConsumerConfig.configDef(),
                     ConnectorClientConfigRequest.ClientType.CONSUMER, ConsumerConfig::new),
-            "producer", new Client("ProducerConfig", ProducerConfig.configDef(),
+            new Client("producer", "ProducerConfig", ProducerConfig.configDef(),
                     ConnectorClientConfigRequest.ClientType.PRODUCER, ProducerConfig::new),
-            "admin", new Client("AdminClientConfig", AdminClientConfig.configDef(),
+            new Client("admin", "AdminClientConfig", AdminClientConfig.configDef(),
                     ConnectorClientConfigRequest.ClientType.ADMIN, AdminClientConfig::new));
 
     private final String workerFile;
@@ -147,16 +148,21 @@ public final class Checker {
             }
             converter(workerFile, worker, key, cls, known);
         }
-        ConnectorClientConfigOverridePolicy policy = overridePolicy(known);
+        // The policy reads its own keys from the worker's settings.
+        ConnectorClientConfigOverridePolicy policy = overridePolicy();
         if (policy != null) {
+            known.add("", policy.config());
+            if (policy instanceof AllowlistConnectorClientConfigOverridePolicy) {
+                // Its configure reads this worker key; its config() does
+                // not declare it.
+                known.keys.add(AllowlistConnectorClientConfigOverridePolicy.ALLOWLIST_CONFIG);
+            }
             Utils.closeQuietly(policy, "override policy");
         }
-        for (Map.Entry<String, Client> e : CLIENTS.entrySet()) {
-            String prefix = e.getKey() + ".";
-            Client client = e.getValue();
+        for (Client client : CLIENTS) {
+            String prefix = client.kind() + ".";
             known.add(prefix, client.definition());
-            Map<String, String> given2 = Utils.entriesWithPrefix(worker, prefix);
-            client(workerFile, prefix, client, workerClientBase(e.getKey()), given2);
+            client(workerFile, prefix, client, workerClientBase(client.kind()), Utils.entriesWithPrefix(worker, prefix));
         }
         unknown(workerFile, worker, known);
     }
@@ -195,17 +201,16 @@ public final class Checker {
         }
 
         // Client overrides, within the worker's policy.
-        ConnectorClientConfigOverridePolicy policy = overridePolicy(new Known());
-        for (Map.Entry<String, Client> e : CLIENTS.entrySet()) {
-            String prefix = e.getKey() + ".override.";
-            Client client = e.getValue();
+        ConnectorClientConfigOverridePolicy policy = overridePolicy();
+        for (Client client : CLIENTS) {
+            String prefix = client.kind() + ".override.";
             known.add(prefix, client.definition());
             Map<String, String> overrides = Utils.entriesWithPrefix(connector, prefix);
             if (overrides.isEmpty()) {
                 continue;
             }
-            Map<String, String> base = workerClientBase(e.getKey());
-            base.putAll(Utils.entriesWithPrefix(worker, e.getKey() + "."));
+            Map<String, String> base = workerClientBase(client.kind());
+            base.putAll(Utils.entriesWithPrefix(worker, client.kind() + "."));
             client(connectorFile, prefix, client, base, overrides);
             if (policy != null) {
                 Map<String, Object> request = new HashMap<>(overrides);
@@ -308,11 +313,10 @@ public final class Checker {
 
     /**
      * The worker's connector.client.config.override.policy, configured
-     * with the worker's settings as Connect does; the keys its definition
-     * knows become known worker keys. Null (and reported) when it cannot
-     * be loaded.
+     * with the worker's settings as Connect does; null (and reported) when
+     * it cannot be loaded.
      */
-    private ConnectorClientConfigOverridePolicy overridePolicy(Known known) {
+    private ConnectorClientConfigOverridePolicy overridePolicy() {
         String name = worker.getOrDefault(WorkerConfig.CONNECTOR_CLIENT_POLICY_CLASS_CONFIG,
                 WorkerConfig.CONNECTOR_CLIENT_POLICY_CLASS_DEFAULT).trim();
         // Connect's aliases: the simple name less the interface's name.
@@ -326,7 +330,6 @@ public final class Checker {
                     "Failed to load the connector client config override policy " + name + ": " + e.getMessage());
             return null;
         }
-        known.add("", policy.config());
         try {
             policy.configure(worker);
         } catch (ConfigException e) {

@@ -139,6 +139,21 @@ class CheckerTest {
     }
 
     @Test
+    void clientOverridesAreHeldToTheWorkersPolicy() {
+        Map<String, String> c = connector();
+        c.put("consumer.override.max.poll.records", "500");
+
+        Map<String, String> w = worker();
+        w.put("connector.client.config.override.policy", "None");
+        assertEquals(List.of("sink.properties: consumer.override.max.poll.records: The 'None' policy does not allow "
+                + "'max.poll.records' to be overridden in the connector configuration."), check(w, c));
+
+        w.put("connector.client.config.override.policy", "Allowlist");
+        w.put("connector.client.config.override.allowlist", "max.poll.records");
+        assertEquals(List.of(), check(w, c));
+    }
+
+    @Test
     void theMainReadsTheFilesAndExitsNonZeroOnAProblem(@TempDir Path dir) throws IOException {
         Path w = dir.resolve("worker.properties");
         Path c = dir.resolve("sink.properties");
