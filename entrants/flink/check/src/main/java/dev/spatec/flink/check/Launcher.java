@@ -1,0 +1,226 @@
+package dev.spatec.flink.check;
+
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.CoreOptions;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.configuration.TaskManagerOptions;
+import org.apache.flink.runtime.clusterframework.TaskExecutorProcessSpec;
+import org.apache.flink.runtime.clusterframework.TaskExecutorProcessUtils;
+import org.apache.flink.runtime.jobmanager.JobManagerProcessSpec;
+import org.apache.flink.runtime.jobmanager.JobManagerProcessUtils;
+import org.apache.flink.runtime.util.bash.FlinkConfigLoader;
+import org.apache.flink.runtime.util.config.memory.ProcessMemoryUtils;
+import org.apache.flink.runtime.util.config.memory.taskmanager.TaskExecutorFlinkMemory;
+import org.apache.flink.util.FlinkException;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What Flink 2.2.1's launch scripts do for one process, with Flink's own code wherever the
+ * scripts call into it, and the scripts' shell steps written out where they do not.
+ *
+ * <p>The scripts are those of the distribution the arm runs (the apache-flink 2.2.1 wheel's
+ * pyflink/bin); the line numbers cited are theirs.
+ */
+final class Launcher {
+
+    /** A Flink process, as the container's jvm.flink names it. */
+    enum Process {
+        TASKMANAGER("taskmanager"),
+        JOBMANAGER("jobmanager");
+
+        final String name;
+
+        Process(String name) {
+            this.name = name;
+        }
+
+        static Process of(String name) {
+            for (Process p : values()) {
+                if (p.name.equals(name)) {
+                    return p;
+                }
+            }
+            throw new IllegalArgumentException(
+                    "process " + name + ": want taskmanager or jobmanager");
+        }
+    }
+
+    /** What the launcher derives for a process. */
+    record Derived(
+            Configuration configuration,
+            Map<String, Long> memory,
+            String flinkJvmParameters,
+            String javaOptsAll,
+            String javaOptsProcess,
+            List<String> jvmArguments) {
+
+        /** parallelism.default as the job's environment reads it. */
+        int parallelismDefault() {
+            return configuration.get(CoreOptions.DEFAULT_PARALLELISM);
+        }
+
+        /** taskmanager.numberOfTaskSlots as the TaskManager reads it. */
+        int numberOfTaskSlots() {
+            return configuration.get(TaskManagerOptions.NUM_TASK_SLOTS);
+        }
+    }
+
+    /**
+     * Characters the shell would act on when flink-console.sh evaluates the JVM options
+     * ({@code eval echo}, line 119): the model below splits on blanks alone, which is what the
+     * shell does only when none of these is present.
+     */
+    private static final String SHELL_SPECIALS = "$`\\\"'*?[]{}~;&|<>()#!";
+
+    private Launcher() {}
+
+    /**
+     * Derives process's memory and JVM arguments from the config.yaml in confDir.
+     *
+     * @throws org.apache.flink.configuration.IllegalConfigurationException when Flink refuses the
+     *     memory options, as its launcher would
+     */
+    static Derived derive(Path confDir, Process process) throws FlinkException {
+        // bash-java-utils.sh:114 runs BashJavaUtils with `--configDir <dir>` and the process's
+        // own arguments: none for `taskmanager.sh start-foreground`, `--job-classname …` for
+        // standalone-job.sh, which FlinkConfigLoader drops. FlinkConfigLoader reads the file
+        // with GlobalConfiguration.loadConfiguration, which flattens nested YAML keys.
+        String[] bashJavaUtilsArgs = {"--configDir", confDir.toString()};
+        Configuration conf = FlinkConfigLoader.loadConfiguration(bashJavaUtilsArgs);
+
+        // BashJavaUtils' GET_TM_RESOURCE_PARAMS and GET_JM_RESOURCE_PARAMS, as 2.2.1 writes
+        // them: the spec straight from the configuration (2.x has no legacy heap option to map
+        // first), and its JVM parameters, which bash-java-utils.sh:208-209 appends to
+        // JVM_ARGS.
+        Map<String, Long> memory = new LinkedHashMap<>();
+        String jvmParameters;
+        if (process == Process.TASKMANAGER) {
+            TaskExecutorProcessSpec spec = TaskExecutorProcessUtils.processSpecFromConfig(conf);
+            TaskExecutorFlinkMemory m = spec.getFlinkMemory();
+            memory.put("jvmHeap", bytes(spec.getJvmHeapMemorySize()));
+            memory.put("frameworkHeap", bytes(m.getFrameworkHeap()));
+            memory.put("taskHeap", bytes(m.getTaskHeap()));
+            memory.put("frameworkOffHeap", bytes(m.getFrameworkOffHeap()));
+            memory.put("taskOffHeap", bytes(m.getTaskOffHeap()));
+            memory.put("managed", bytes(m.getManaged()));
+            memory.put("network", bytes(m.getNetwork()));
+            memory.put("jvmDirect", bytes(spec.getJvmDirectMemorySize()));
+            memory.put("metaspace", bytes(spec.getJvmMetaspaceSize()));
+            memory.put("overhead", bytes(spec.getJvmOverheadSize()));
+            memory.put("totalFlink", bytes(spec.getTotalFlinkMemorySize()));
+            memory.put("totalProcess", bytes(spec.getTotalProcessMemorySize()));
+            jvmParameters = ProcessMemoryUtils.generateJvmParametersStr(spec);
+        } else {
+            JobManagerProcessSpec spec = JobManagerProcessUtils.processSpecFromConfig(conf);
+            memory.put("jvmHeap", bytes(spec.getJvmHeapMemorySize()));
+            memory.put("offHeap", bytes(spec.getJvmDirectMemorySize()));
+            memory.put("metaspace", bytes(spec.getJvmMetaspaceSize()));
+            memory.put("overhead", bytes(spec.getJvmOverheadSize()));
+            memory.put("totalFlink", bytes(spec.getTotalFlinkMemorySize()));
+            memory.put("totalProcess", bytes(spec.getTotalProcessMemorySize()));
+            jvmParameters = JobManagerProcessUtils.generateJvmParametersStr(spec, conf);
+        }
+
+        // config.sh:217 reads the JVM options not from the file but from Flink's flattened
+        // rendering of the loaded configuration (UPDATE_AND_GET_FLINK_CONFIGURATION -flatten),
+        // so a nested key reaches them too.
+        List<String> flattened =
+                FlinkConfigLoader.loadAndModifyConfiguration(
+                        new String[] {"--configDir", confDir.toString(), "-flatten"});
+
+        // config.sh:277-288: the options of every process. (Line 290-293 adds
+        // -Djava.security.manager=allow on a JDK newer than 17 only; the image's is 17.)
+        String all = readFromConfig(flattened, "env.java.opts.all", "");
+        if (all.isEmpty()) {
+            all = readFromConfig(flattened, "env.java.opts", "");
+        }
+        all = readFromConfig(flattened, "env.java.default-opts.all", "") + " " + all;
+        all = "-XX:+IgnoreUnrecognizedVMOptions " + stripDoubleQuotes(all);
+
+        // config.sh:296-310: the process's own options.
+        String own =
+                stripDoubleQuotes(
+                        readFromConfig(flattened, "env.java.default-opts." + process.name, "")
+                                + " "
+                                + readFromConfig(flattened, "env.java.opts." + process.name, ""));
+
+        // taskmanager.sh:47 and standalone-job.sh:41: the process's options after those of
+        // every process. (taskmanager.sh:42-44 would add -XX:+UseG1GC when both were empty;
+        // they never are, since config.sh:287 always puts IgnoreUnrecognizedVMOptions first.)
+        String flinkEnvJavaOpts = all + " " + own;
+
+        // flink-console.sh:128: `exec java $JVM_ARGS ${FLINK_ENV_JAVA_OPTS} <log settings>
+        // -classpath … <main class> <args>`, JVM_ARGS being empty (config.sh:359-361) but for
+        // the computed parameters (bash-java-utils.sh:209). Both unquoted: split on blanks.
+        // Later options win in the JVM, so the order is the point. The log settings are
+        // -Dlog* system properties, which size nothing, and are left out.
+        List<String> args = new ArrayList<>(words(jvmParameters));
+        args.addAll(words(evalEcho(flinkEnvJavaOpts)));
+        return new Derived(conf, memory, jvmParameters, all, own, List.copyOf(args));
+    }
+
+    /**
+     * config.sh:104-112 (readFromConfig): the value of the last line that starts with key and a
+     * colon, everything after the first colon, trimmed of spaces; def when there is none.
+     */
+    static String readFromConfig(List<String> lines, String key, String def) {
+        String value = "";
+        for (String line : lines) {
+            String l = line.replaceFirst("^ *", "");
+            if (!l.startsWith(key)) {
+                continue;
+            }
+            String rest = l.substring(key.length()).replaceFirst("^ *", "");
+            if (rest.startsWith(":")) {
+                value = rest.substring(1).replaceAll("^ +| +$", "");
+            }
+        }
+        return value.isEmpty() ? def : value;
+    }
+
+    /** The `sed -e 's/^"//' -e 's/"$//'` of config.sh:287, 301 and 309. */
+    static String stripDoubleQuotes(String s) {
+        if (s.startsWith("\"")) {
+            s = s.substring(1);
+        }
+        if (s.endsWith("\"")) {
+            s = s.substring(0, s.length() - 1);
+        }
+        return s;
+    }
+
+    /**
+     * flink-console.sh:119, `eval echo ${FLINK_ENV_JAVA_OPTS}`: without any character the shell
+     * acts on, the words joined by single blanks. Options with such characters are refused
+     * rather than guessed at.
+     */
+    static String evalEcho(String opts) {
+        for (char c : opts.toCharArray()) {
+            if (SHELL_SPECIALS.indexOf(c) >= 0) {
+                throw new IllegalArgumentException(
+                        "the JVM options hold '"
+                                + c
+                                + "', which the shell of flink-console.sh would expand or"
+                                + " unquote; this model splits on blanks alone: "
+                                + opts);
+            }
+        }
+        return String.join(" ", words(opts));
+    }
+
+    /** The shell's word splitting on its default separators. */
+    static List<String> words(String s) {
+        String t = s.strip();
+        return t.isEmpty() ? List.of() : Arrays.asList(t.split("[ \t\n]+"));
+    }
+
+    private static long bytes(MemorySize size) {
+        return size.getBytes();
+    }
+}
