@@ -54,16 +54,38 @@ public final class FlinkCheck {
             }
         }
 
+        // One empty directory for the shell of the launcher to run in, then for the JVM's log
+        // files.
+        Path scratch = Files.createTempDirectory("spatec-flink-check");
+        int status;
+        try {
+            status = report(dir, process, cpus, java, scratch);
+        } finally {
+            try (Stream<Path> s = Files.walk(scratch)) {
+                for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.delete(p);
+                }
+            }
+        }
+        System.exit(status);
+    }
+
+    /** Prints the report and returns the exit status. */
+    private static int report(
+            Path dir, Launcher.Process process, double cpus, String java, Path scratch)
+            throws Exception {
         Json out = new Json();
         out.put("process", process.name);
         Launcher.Derived d;
         try {
-            d = Launcher.derive(dir, process);
+            d = Launcher.derive(dir, process, scratch);
         } catch (IllegalConfigurationException e) {
             out.put("refused", messages(e));
             System.out.println(out);
-            System.exit(3);
-            return;
+            return 3;
+        } catch (IllegalArgumentException e) {
+            System.err.println(e.getMessage());
+            return 1;
         }
         out.put("memory", d.memory());
         out.put("flinkJvmParameters", d.flinkJvmParameters());
@@ -73,28 +95,20 @@ public final class FlinkCheck {
         out.put("parallelismDefault", d.parallelismDefault());
         out.put("numberOfTaskSlots", d.numberOfTaskSlots());
 
-        Path scratch = Files.createTempDirectory("spatec-flink-check");
-        try {
-            JvmProbe.Flags f = JvmProbe.probe(java, d.jvmArguments(), cpus, scratch);
-            Json jvm = new Json();
-            jvm.put("maxHeapSize", f.maxHeapSize());
-            jvm.put("maxDirectMemorySize", f.maxDirectMemorySize());
-            jvm.put("maxMetaspaceSize", f.maxMetaspaceSize());
-            jvm.put("objectAlignmentInBytes", f.objectAlignmentInBytes());
-            jvm.put("useCompressedOops", f.useCompressedOops());
-            jvm.put("compressedOopsMode", f.compressedOopsMode());
-            jvm.put("gc", f.gc());
-            jvm.put("activeProcessors", f.activeProcessors());
-            jvm.put("command", f.command());
-            out.put("jvm", jvm);
-        } finally {
-            try (Stream<Path> s = Files.walk(scratch)) {
-                for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                    Files.delete(p);
-                }
-            }
-        }
+        JvmProbe.Flags f = JvmProbe.probe(java, d.jvmArguments(), cpus, scratch);
+        Json jvm = new Json();
+        jvm.put("maxHeapSize", f.maxHeapSize());
+        jvm.put("maxDirectMemorySize", f.maxDirectMemorySize());
+        jvm.put("maxMetaspaceSize", f.maxMetaspaceSize());
+        jvm.put("objectAlignmentInBytes", f.objectAlignmentInBytes());
+        jvm.put("useCompressedOops", f.useCompressedOops());
+        jvm.put("compressedOopsMode", f.compressedOopsMode());
+        jvm.put("gc", f.gc());
+        jvm.put("activeProcessors", f.activeProcessors());
+        jvm.put("command", f.command());
+        out.put("jvm", jvm);
         System.out.println(out);
+        return 0;
     }
 
     /** Every message of an exception's chain, outermost first. */

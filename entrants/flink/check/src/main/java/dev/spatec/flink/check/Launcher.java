@@ -13,9 +13,10 @@ import org.apache.flink.runtime.util.config.memory.ProcessMemoryUtils;
 import org.apache.flink.runtime.util.config.memory.taskmanager.TaskExecutorFlinkMemory;
 import org.apache.flink.util.FlinkException;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -72,21 +73,27 @@ final class Launcher {
     }
 
     /**
-     * Characters the shell would act on when flink-console.sh evaluates the JVM options
-     * ({@code eval echo}, line 119): the model below splits on blanks alone, which is what the
-     * shell does only when none of these is present.
+     * flink-console.sh:119 and 128, the shell's part: the options evaluated once more (`eval
+     * echo`, which takes off the quotes Flink's YAML rendering puts around a value with a
+     * character such as '*'), then both variables expanded unquoted, so split on blanks and
+     * matched as file patterns (a pattern that matches nothing stays as written). Run by bash
+     * itself, in an empty directory; it prints the words the JVM receives, NUL-terminated.
      */
-    private static final String SHELL_SPECIALS = "$`\\\"'*?[]{}~;&|<>()#!";
+    private static final String CONSOLE =
+            "FLINK_ENV_JAVA_OPTS=$(eval echo ${FLINK_ENV_JAVA_OPTS})\n"
+                    + "for a in $JVM_ARGS ${FLINK_ENV_JAVA_OPTS}; do printf '%s\\0' \"$a\"; done\n";
 
     private Launcher() {}
 
     /**
      * Derives process's memory and JVM arguments from the config.yaml in confDir.
      *
+     * @param scratch an empty directory for the shell to run in
      * @throws org.apache.flink.configuration.IllegalConfigurationException when Flink refuses the
      *     memory options, as its launcher would
      */
-    static Derived derive(Path confDir, Process process) throws FlinkException {
+    static Derived derive(Path confDir, Process process, Path scratch)
+            throws FlinkException, IOException, InterruptedException {
         // bash-java-utils.sh:114 runs BashJavaUtils with `--configDir <dir>` and the process's
         // own arguments: none for `taskmanager.sh start-foreground`, `--job-classname …` for
         // standalone-job.sh, which FlinkConfigLoader drops. FlinkConfigLoader reads the file
@@ -157,12 +164,11 @@ final class Launcher {
 
         // flink-console.sh:128: `exec java $JVM_ARGS ${FLINK_ENV_JAVA_OPTS} <log settings>
         // -classpath … <main class> <args>`, JVM_ARGS being empty (config.sh:359-361) but for
-        // the computed parameters (bash-java-utils.sh:209). Both unquoted: split on blanks.
-        // Later options win in the JVM, so the order is the point. The log settings are
-        // -Dlog* system properties, which size nothing, and are left out.
-        List<String> args = new ArrayList<>(words(jvmParameters));
-        args.addAll(words(evalEcho(flinkEnvJavaOpts)));
-        return new Derived(conf, memory, jvmParameters, all, own, List.copyOf(args));
+        // the computed parameters (bash-java-utils.sh:209). Later options win in the JVM, so
+        // the order is the point. The log settings are -Dlog* system properties, which size
+        // nothing, and are left out.
+        List<String> args = shell(" " + jvmParameters, flinkEnvJavaOpts, scratch);
+        return new Derived(conf, memory, jvmParameters, all, own, args);
     }
 
     /**
@@ -196,28 +202,39 @@ final class Launcher {
     }
 
     /**
-     * flink-console.sh:119, `eval echo ${FLINK_ENV_JAVA_OPTS}`: without any character the shell
-     * acts on, the words joined by single blanks. Options with such characters are refused
-     * rather than guessed at.
+     * The words bash makes of JVM_ARGS and FLINK_ENV_JAVA_OPTS in flink-console.sh. A `$` or a
+     * backquote would expand what the container's environment holds, which this model does
+     * not have: such options are refused rather than guessed at.
      */
-    static String evalEcho(String opts) {
-        for (char c : opts.toCharArray()) {
-            if (SHELL_SPECIALS.indexOf(c) >= 0) {
-                throw new IllegalArgumentException(
-                        "the JVM options hold '"
-                                + c
-                                + "', which the shell of flink-console.sh would expand or"
-                                + " unquote; this model splits on blanks alone: "
-                                + opts);
-            }
+    static List<String> shell(String jvmArgs, String flinkEnvJavaOpts, Path scratch)
+            throws IOException, InterruptedException {
+        if (flinkEnvJavaOpts.contains("$") || flinkEnvJavaOpts.contains("`")) {
+            throw new IllegalArgumentException(
+                    "the JVM options expand the container's environment, which this model does"
+                            + " not have: "
+                            + flinkEnvJavaOpts);
         }
-        return String.join(" ", words(opts));
-    }
-
-    /** The shell's word splitting on its default separators. */
-    static List<String> words(String s) {
-        String t = s.strip();
-        return t.isEmpty() ? List.of() : Arrays.asList(t.split("[ \t\n]+"));
+        ProcessBuilder pb = new ProcessBuilder("bash", "-c", CONSOLE).directory(scratch.toFile());
+        Map<String, String> env = pb.environment();
+        String path = env.get("PATH");
+        env.clear();
+        env.put("PATH", path == null ? "/usr/bin:/bin" : path);
+        env.put("JVM_ARGS", jvmArgs);
+        env.put("FLINK_ENV_JAVA_OPTS", flinkEnvJavaOpts);
+        pb.redirectError(ProcessBuilder.Redirect.INHERIT);
+        java.lang.Process p = pb.start();
+        p.getOutputStream().close();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (p.waitFor() != 0) {
+            throw new IOException("bash failed on the JVM options: " + flinkEnvJavaOpts);
+        }
+        List<String> words = new ArrayList<>();
+        int start = 0;
+        for (int i = out.indexOf('\0'); i >= 0; i = out.indexOf('\0', start)) {
+            words.add(out.substring(start, i));
+            start = i + 1;
+        }
+        return List.copyOf(words);
     }
 
     private static long bytes(MemorySize size) {

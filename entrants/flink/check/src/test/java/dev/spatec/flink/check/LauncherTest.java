@@ -56,8 +56,9 @@ class LauncherTest {
         return dir;
     }
 
-    private static Launcher.Derived tm(Path dir) throws Exception {
-        return Launcher.derive(dir, Launcher.Process.TASKMANAGER);
+    private Launcher.Derived tm(Path dir) throws Exception {
+        return Launcher.derive(
+                dir, Launcher.Process.TASKMANAGER, Files.createTempDirectory(tmp, "sh"));
     }
 
     @Test
@@ -129,7 +130,8 @@ class LauncherTest {
                                         + "env.java.opts.all: -Xss1m\n"
                                         + "env.java.opts.jobmanager: -Xss2m\n"
                                         + "env.java.opts.taskmanager: -Xss3m\n"),
-                        Launcher.Process.JOBMANAGER);
+                        Launcher.Process.JOBMANAGER,
+                        Files.createTempDirectory(tmp, "sh"));
         List<String> args = d.jvmArguments();
         assertTrue(args.get(0).startsWith("-Xmx"), args.toString());
         assertEquals(
@@ -155,8 +157,35 @@ class LauncherTest {
     }
 
     @Test
-    void optionsTheShellWouldExpandAreRefused() throws Exception {
-        Path dir = conf("shell", "taskmanager.memory.process.size: 2048m\nenv.java.opts.all: -Dx=$HOME\n");
+    void theShellTakesOffTheQuotesOfFlinksRendering() throws Exception {
+        // A " #" makes Flink's flattened rendering quote the value, as YAML must; the shell's
+        // eval takes the quotes off (the '#' starts no comment), and the words split on the
+        // blanks.
+        Launcher.Derived d =
+                tm(
+                        conf(
+                                "quoted",
+                                FIXED_TM + "env.java.opts.taskmanager: \"-Xss2m -Dnote=x #1\"\n"));
+        assertEquals(" '-Xss2m -Dnote=x #1'", d.javaOptsProcess());
+        List<String> args = d.jvmArguments();
+        assertEquals(
+                List.of("-Xss2m", "-Dnote=x", "#1"), args.subList(args.size() - 3, args.size()));
+    }
+
+    @Test
+    void aPatternThatMatchesNoFileStaysAsWritten() throws Exception {
+        Launcher.Derived d =
+                tm(
+                        conf(
+                                "star",
+                                FIXED_TM + "env.java.opts.taskmanager: -Xlog:gc*:file=/x/gc.log\n"));
+        assertEquals(
+                "-Xlog:gc*:file=/x/gc.log", d.jvmArguments().get(d.jvmArguments().size() - 1));
+    }
+
+    @Test
+    void optionsThatReadTheEnvironmentAreRefused() throws Exception {
+        Path dir = conf("shell", FIXED_TM + "env.java.opts.all: -Dx=$HOME\n");
         assertThrows(IllegalArgumentException.class, () -> tm(dir));
     }
 
