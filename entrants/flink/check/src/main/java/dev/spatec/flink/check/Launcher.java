@@ -157,9 +157,10 @@ final class Launcher {
                                 + " "
                                 + readFromConfig(flattened, "env.java.opts." + process.name, ""));
 
-        // taskmanager.sh:47 and standalone-job.sh:41: the process's options after those of
-        // every process. (taskmanager.sh:42-44 would add -XX:+UseG1GC when both were empty;
-        // they never are, since config.sh:287 always puts IgnoreUnrecognizedVMOptions first.)
+        // taskmanager.sh:47, standalone-job.sh:41 (jobmanager.sh:53 alike): the process's
+        // options after those of every process. (taskmanager.sh:42-44 would add -XX:+UseG1GC
+        // when both were empty; they never are, since config.sh:287 always puts
+        // IgnoreUnrecognizedVMOptions first.)
         String flinkEnvJavaOpts = all + " " + own;
 
         // flink-console.sh:128: `exec java $JVM_ARGS ${FLINK_ENV_JAVA_OPTS} <log settings>
