@@ -45,6 +45,7 @@ type flinkReport struct {
 		CompressedOopsMode     string `json:"compressedOopsMode"`
 		GC                     string `json:"gc"`
 		ActiveProcessors       int    `json:"activeProcessors"`
+		Version                string `json:"version"`
 	} `json:"jvm"`
 }
 
@@ -53,7 +54,7 @@ type flinkReport struct {
 // warm run compiles nothing), and returns the jar.
 func flinkChecker(t *testing.T) string {
 	t.Helper()
-	testenv.Require(t, "a JDK 17 and Maven (java, javac, mvn; Debian: openjdk-17-jdk-headless maven)", func() error {
+	testenv.Require(t, "a JDK and Maven (java, javac, mvn, bash)", func() error {
 		for _, tool := range []string{"java", "javac", "mvn", "bash"} {
 			if _, err := osexec.LookPath(tool); err != nil {
 				return err
@@ -171,6 +172,10 @@ func TestFlinkRunsWhatThePlanSays(t *testing.T) {
 				r := checkFlink(t, jar, c.Files[j.ConfigFile], j.Flink, c.CPUs)
 				if r.Refused != "" {
 					t.Fatalf("Flink refuses %s: %s", j.ConfigFile, r.Refused)
+				}
+				// The JVM that decides is the image's.
+				if want := imageJDK(t, c); !strings.HasPrefix(r.JVM.Version, want+".") {
+					t.Fatalf("the java on PATH is %s; the image runs OpenJDK %s, whose decisions these are", r.JVM.Version, want)
 				}
 				m := r.Memory
 				t.Logf("Flink %s: heap %s, %s; process %s in a container of %s; JVM: max heap %s, direct %s, metaspace %s, alignment %d, compressed oops %s, %s GC on %d CPUs; parallelism %d, slots %d",
@@ -303,6 +308,22 @@ func TestFlinkRunsWhatThePlanSays(t *testing.T) {
 			t.Errorf("parallelism.default %d, slots %d; want %d written, %d slots", r.ParallelismDefault, r.NumberOfTaskSlots, other, sample.Env.Partitions)
 		}
 	})
+}
+
+// imageJDK is the major version of the OpenJDK c's Debian image installs.
+func imageJDK(t *testing.T, c schema.Container) string {
+	t.Helper()
+	if c.Build != nil && c.Build.Debian != nil {
+		for _, p := range c.Build.Debian.Packages {
+			if v, ok := strings.CutPrefix(p, "openjdk-"); ok {
+				if major, _, ok := strings.Cut(v, "-"); ok {
+					return major
+				}
+			}
+		}
+	}
+	t.Fatalf("image %s installs no Debian openjdk package", c.Image)
+	return ""
 }
 
 // appendToLine appends suffix to the one line of text that starts with

@@ -105,6 +105,7 @@ public final class FlinkCheck {
         jvm.put("compressedOopsMode", f.compressedOopsMode());
         jvm.put("gc", f.gc());
         jvm.put("activeProcessors", f.activeProcessors());
+        jvm.put("version", f.version());
         jvm.put("command", f.command());
         out.put("jvm", jvm);
         System.out.println(out);

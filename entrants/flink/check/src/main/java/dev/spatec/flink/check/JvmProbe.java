@@ -28,6 +28,7 @@ final class JvmProbe {
             String compressedOopsMode,
             String gc,
             int activeProcessors,
+            String version,
             List<String> command) {}
 
     /**
@@ -49,6 +50,9 @@ final class JvmProbe {
 
     /** gc+init's processors: "CPUs: 2 total, 1 available". */
     private static final Pattern CPUS = Pattern.compile("CPUs: \\d+ total, (\\d+) available");
+
+    /** -version's first line: openjdk version "17.0.15" 2025-04-15. */
+    private static final Pattern VERSION = Pattern.compile("^\\S+ version \"([^\"]+)\"");
 
     /** An -Xlog output to a file: file=<path> up to the next colon. */
     private static final Pattern LOG_FILE = Pattern.compile("file=(/[^:]*)");
@@ -117,11 +121,16 @@ final class JvmProbe {
         Map<String, String> flags = new HashMap<>();
         String mode = null;
         int processors = -1;
+        String version = null;
         for (String line : out.split("\n")) {
             Matcher f = FLAG.matcher(line);
             if (f.matches()) {
                 flags.put(f.group(1), f.group(2));
                 continue;
+            }
+            Matcher v = VERSION.matcher(line);
+            if (v.find()) {
+                version = v.group(1);
             }
             Matcher c = CPUS.matcher(line);
             if (c.find()) {
@@ -156,6 +165,7 @@ final class JvmProbe {
                 mode,
                 gc,
                 processors,
+                version,
                 List.copyOf(cmd));
     }
 
