@@ -76,20 +76,23 @@ final class JvmProbe {
      * @param args the arguments the process's launcher hands the JVM
      * @param cpus the container's CPU cap, or 0 for this machine's processors: the JVM counts a
      *     container's processors as its quota rounded up, and chooses its collector from the
-     *     count (fewer than two: Serial)
+     *     count (fewer than two: Serial; so does a container under 1792 MiB, which this probe
+     *     does not model, on a host of more)
      * @param scratch a directory the JVM may write its log files under
      */
     static Flags probe(String java, List<String> args, double cpus, Path scratch)
             throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
         cmd.add(java);
+        // The container's processors first: they are what the JVM finds, which any option of
+        // Flink's would override.
+        if (cpus > 0) {
+            cmd.add("-XX:ActiveProcessorCount=" + (int) Math.ceil(cpus));
+        }
         for (String a : args) {
             cmd.add(a.startsWith("-Xlog") ? intoScratch(a, scratch) : a);
         }
         cmd.add(SMALL_INITIAL_HEAP);
-        if (cpus > 0) {
-            cmd.add("-XX:ActiveProcessorCount=" + (int) Math.ceil(cpus));
-        }
         cmd.add("-XX:+PrintFlagsFinal");
         cmd.add("-Xlog:gc+init:stdout");
         cmd.add("-version");

@@ -74,10 +74,11 @@ final class Launcher {
 
     /**
      * flink-console.sh:119 and 128, the shell's part: the options evaluated once more (`eval
-     * echo`, which takes off the quotes Flink's YAML rendering puts around a value with a
-     * character such as '*'), then both variables expanded unquoted, so split on blanks and
-     * matched as file patterns (a pattern that matches nothing stays as written). Run by bash
-     * itself, in an empty directory; it prints the words the JVM receives, NUL-terminated.
+     * echo`, which takes off the quotes Flink's YAML rendering puts around a value YAML must
+     * quote, one with a ": " or a " #"), then both variables expanded unquoted, so split on
+     * blanks and matched as file patterns (a pattern that matches nothing, as the harness's
+     * -Xlog:gc*:file=…, stays as written). Run by bash itself, in an empty directory; it
+     * prints the words the JVM receives, NUL-terminated.
      */
     private static final String CONSOLE =
             "FLINK_ENV_JAVA_OPTS=$(eval echo ${FLINK_ENV_JAVA_OPTS})\n"
