@@ -46,6 +46,31 @@ type Ran struct {
 	Err       *Error
 }
 
+// String is the statement on one line, its inline data (after FORMAT)
+// counted rather than shown, and how it failed if it did.
+func (r Ran) String() string {
+	stmt := r.Statement
+	data := ""
+	if i := strings.Index(stmt, "\n"); i >= 0 && strings.Contains(stmt[:i], " FORMAT ") {
+		stmt, data = stmt[:i], fmt.Sprintf(" …and %d lines of data", strings.Count(stmt[i:], "\n"))
+	}
+	// Comment lines say nothing of what ran.
+	var lines []string
+	for _, l := range strings.Split(stmt, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "--") {
+			lines = append(lines, l)
+		}
+	}
+	stmt = strings.Join(strings.Fields(strings.Join(lines, "\n")), " ")
+	if len(stmt) > 400 {
+		stmt = stmt[:397] + "..."
+	}
+	if r.Err != nil {
+		return stmt + data + fmt.Sprintf(" → Code: %d (%s)", r.Err.Code, r.Err.Name)
+	}
+	return stmt + data
+}
+
 // Column is a result's column.
 type Column struct {
 	Name, Type string

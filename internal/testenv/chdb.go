@@ -2,6 +2,8 @@ package testenv
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +35,13 @@ func ChDB(t testing.TB, o chdb.Options) *chdb.Session {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		// What the test ran on ClickHouse 26.x, listed.
+		ran := s.Ran()
+		lines := make([]string, len(ran))
+		for i, r := range ran {
+			lines[i] = fmt.Sprintf("%3d. %s", i+1, r)
+		}
+		t.Logf("ran %d statements on chDB (ClickHouse %s):\n%s", len(ran), s.Version, strings.Join(lines, "\n"))
 		if err := s.Close(); err != nil {
 			t.Error(err)
 		}
