@@ -15,6 +15,7 @@ import (
 	"spatec.dev/spatec/schema"
 	"spatec.dev/spatec/workloads"
 	"spatec.dev/spatec/workloads/checksum"
+	jsonrows "spatec.dev/spatec/workloads/json-rows"
 	sensorbatch "spatec.dev/spatec/workloads/sensor-batch"
 )
 
@@ -27,11 +28,17 @@ import (
 // database.
 func hostedWorkload(t *testing.T, env string) (schema.Workload, string) {
 	t.Helper()
+	return hosted(t, env, "sensor-batch")
+}
+
+// hosted is workload as env hosts it, and env's database.
+func hosted(t *testing.T, env, workload string) (schema.Workload, string) {
+	t.Helper()
 	tree, err := compiler.Load(compiler.Options{Dir: "../.."})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wl, err := tree.HostedWorkload(env, "sensor-batch")
+	wl, err := tree.HostedWorkload(env, workload)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,6 +140,27 @@ func sameAsClosedForm(t *testing.T, what string, got Checksum, exp checksum.Expe
 	}
 }
 
+// prepare sends what Open and prepareTable send for a table of the store's
+// database db (which its DDL names unqualified) that does not exist yet,
+// and returns the table's definition as the server shows it.
+func (s session26) prepare(db string, q TableSQL, ddl string) string {
+	s.t.Helper()
+	s.run(CreateDatabase(db), "USE "+db)
+	if got := s.uints(q.Exists()); got[0] != 0 {
+		s.t.Fatalf("%s says %v before the table is made", q.Exists(), got)
+	}
+	s.run(q.Drop(), ddl)
+	if got := s.uints(q.Exists()); got[0] != 1 {
+		s.t.Fatalf("%s says %v after the DDL", q.Exists(), got)
+	}
+	def, err := s.run(q.ShowCreate())[0].Text(0, 0)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.run(q.Truncate())
+	return def
+}
+
 // The executor's statements on the sink, in the order a run sends them,
 // on ClickHouse 26.x with bench-96c's table: it prepares the table
 // (prepareTable), polls the drain (Count, then Counts), judges loss,
@@ -155,28 +183,13 @@ func TestSinkStatementsOnClickHouse26(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Open: the database, and a connection whose default it is (the DDL
-	// names its table unqualified).
-	s.run(CreateDatabase(db), "USE "+db)
-	// prepareTable: no table yet; drop, create from the DDL, read back.
-	if got := s.uints(q.Exists()); got[0] != 0 {
-		t.Fatalf("%s says %v before the table is made", q.Exists(), got)
-	}
-	s.run(q.Drop(), wl.Table.DDL)
-	if got := s.uints(q.Exists()); got[0] != 1 {
-		t.Fatalf("%s says %v after the DDL", q.Exists(), got)
-	}
-	def, err := s.run(q.ShowCreate())[0].Text(0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	def := s.prepare(db, q, wl.Table.DDL)
 	for _, want := range []string{"CREATE TABLE " + db + ".sensor_events", "`tags` Array(LowCardinality(String))", "`batch_ts` DateTime64(3)",
 		"`send_ts` DateTime64(6)", "`ingest_ts` DateTime64(6) MATERIALIZED now64(6)", "non_replicated_deduplication_window = 1000"} {
 		if !strings.Contains(def, want) {
 			t.Errorf("%s lacks %q:\n%s", q.ShowCreate(), want, def)
 		}
 	}
-	s.run(q.Truncate())
 
 	// The drain: rows land; the polls count them, then their identities.
 	s.insertRows(q, k, 0, batches, nil)
@@ -266,4 +279,53 @@ func TestSinkStatementsOnClickHouse26(t *testing.T) {
 	if got := s.uints(sq.Exists()); got[0] != 0 {
 		t.Errorf("the scratch table exists after %s", DropDatabase(scratch))
 	}
+}
+
+// json-rows on bench-96c (kafka-connect's and vector's json-rows variants):
+// its table, with kind a LowCardinality(String), made and read back, the
+// prefill's messages inserted as they are (JSON rows), copies among them,
+// and the gates' counts and checksum, which must be the closed form.
+func TestJSONRowsSinkStatementsOnClickHouse26(t *testing.T) {
+	wl, db := hosted(t, "bench-96c", "json-rows")
+	s := session26{t, testenv.ChDB(t, chdb.Options{})}
+	q, err := SQLFor(db + "." + wl.Table.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const messages = 4000
+	spec := workloads.JSONRowsSpec(wl, messages)
+	exp, err := spec.Expect(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def := s.prepare(db, q, wl.Table.DDL); !strings.Contains(def, "`kind` LowCardinality(String)") {
+		t.Errorf("%s:\n%s", q.ShowCreate(), def)
+	}
+	insert := func(first, n int64) {
+		t.Helper()
+		b := []byte(q.Insert(jsonrows.Columns) + " FORMAT JSONEachRow\n")
+		for i := first; i < first+n; i++ {
+			if b, err = spec.AppendMessage(b, i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.run(string(b))
+	}
+	insert(0, messages)
+	if got := s.uints(q.Count()); got[0] != exp.Rows {
+		t.Errorf("%s = %d; %d rows landed", q.Count(), got[0], exp.Rows)
+	}
+	sums, o := WorkloadChecksum(wl, messages, false, 0)
+	sameAsClosedForm(t, "every row", s.checksum(q, sums, o), exp)
+
+	insert(100, 50)
+	if got := s.uints(q.Counts(wl.Table.Identity)); got[1] != exp.Rows || got[0] <= exp.Rows {
+		t.Errorf("%s = %v with copies; want more than %d rows, %d distinct", q.Counts(wl.Table.Identity), got, exp.Rows, exp.Rows)
+	}
+	sums, o = WorkloadChecksum(wl, messages, true, 1000*int64(wl.RowsPerMessage))
+	if n := len(q.Checksum(sums, o)); n != 4 {
+		t.Errorf("%d checksum queries over the distinct rows of %d messages at 1000 a query; want 4", n, messages)
+	}
+	sameAsClosedForm(t, "distinct rows over copies", s.checksum(q, sums, o), exp)
+	s.run(q.Truncate(), q.Drop())
 }
