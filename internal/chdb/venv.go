@@ -61,7 +61,8 @@ func Digest() string {
 }
 
 // completeMark is written last into a finished environment: a directory
-// without it was left half made, and is made again.
+// without it was left half made, and is made again, as is one whose
+// python3 has gone.
 const completeMark = "spatec-complete"
 
 // Prepare returns the environment of Requirements under cacheDir (CacheDir
@@ -92,8 +93,12 @@ func Prepare(ctx context.Context, cacheDir string) (*Venv, error) {
 	}
 	defer unix.Flock(int(lock.Fd()), unix.LOCK_UN)
 
+	// Made, and its interpreter (a link to the python3 it was made with)
+	// still there.
 	if _, err := os.Stat(filepath.Join(v.Dir, completeMark)); err == nil {
-		return v, nil
+		if _, err := os.Stat(v.Python); err == nil {
+			return v, nil
+		}
 	}
 	start := time.Now()
 	if err := os.RemoveAll(v.Dir); err != nil {
