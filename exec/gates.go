@@ -200,15 +200,8 @@ func (run *armRun) correct(ctx context.Context, store *chstore.Store, res drainR
 
 	wl := run.plan.Workload
 	names := slices.Sorted(maps.Keys(wl.Checksum))
-	var sums []chstore.SumSpec
-	for _, n := range names {
-		sums = append(sums, chstore.SumSpec{Name: n, SQL: wl.Checksum[n].SQL, Fingerprint: wl.Checksum[n].Kind == "fingerprint"})
-	}
 	messages := run.rec.Run.Dataset.Messages
-	opts := chstore.ChecksumOptions{Identity: wl.Table.Identity, Message: wl.Table.Message, Messages: messages, PerQuery: messages, Distinct: d.Duplicates > 0}
-	if opts.Distinct {
-		opts.PerQuery = max(rowsPerQuery/int64(max(wl.RowsPerMessage, 1)), 1)
-	}
+	sums, opts := chstore.WorkloadChecksum(wl, messages, d.Duplicates > 0, rowsPerQuery)
 	qctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	got, err := store.Checksum(qctx, run.plan.Table(), sums, opts)
 	cancel()

@@ -91,9 +91,9 @@ func Measure(ctx context.Context, t Target, say func(format string, args ...any)
 		return f, err
 	}
 	defer st.Close()
-	defer func() { _ = st.Exec(context.WithoutCancel(ctx), "DROP DATABASE IF EXISTS "+scratch) }()
+	defer func() { _ = st.Exec(context.WithoutCancel(ctx), chstore.DropDatabase(scratch)) }()
 	table := scratch + "." + t.Workload.Table.Name
-	if err := st.Exec(ctx, "DROP TABLE IF EXISTS "+table); err != nil {
+	if err := st.DropTable(ctx, table); err != nil {
 		return f, fmt.Errorf("measuring the ingest ceiling: %w", err)
 	}
 	if err := st.Exec(ctx, t.Workload.Table.DDL); err != nil {

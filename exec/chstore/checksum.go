@@ -56,23 +56,20 @@ type Checksum struct {
 // halves (and its negatives counted), each sum fitting in 64 bits, and the
 // halves are put together here.
 func (s *Store) Checksum(ctx context.Context, table string, sums []SumSpec, o ChecksumOptions) (Checksum, error) {
-	if err := checkTable(table); err != nil {
+	q, err := SQLFor(table)
+	if err != nil {
 		return Checksum{}, err
 	}
 	start := time.Now()
-	out := Checksum{Sums: map[string]*big.Int{}}
-	for _, sp := range sums {
-		out.Sums[sp.Name] = new(big.Int)
-	}
+	out := NewChecksum(sums)
 	per := max(o.PerQuery, 1)
-	for lo := int64(0); lo < max(o.Messages, 1); lo += per {
-		hi := lo + per
-		q := checksumQuery(table, sums, o, lo, hi)
+	for i, query := range q.Checksum(sums, o) {
+		lo := int64(i) * per
 		// Every part is a UInt64: the count, then per sum its halves (and
 		// for an integer, its negatives).
-		rows, err := s.conn.Query(ctx, q)
+		rows, err := s.conn.Query(ctx, query)
 		if err != nil {
-			return out, fmt.Errorf("summing the checksum of %s (messages %d to %d) on ClickHouse at %s: %w", table, lo, hi-1, s.addr, err)
+			return out, fmt.Errorf("summing the checksum of %s (messages %d to %d) on ClickHouse at %s: %w", table, lo, lo+per-1, s.addr, err)
 		}
 		parts := make([]uint64, partsOf(sums))
 		ptrs := make([]any, len(parts))
@@ -88,30 +85,51 @@ func (s *Store) Checksum(ctx context.Context, table string, sums []SumSpec, o Ch
 		if err != nil {
 			return out, fmt.Errorf("reading the checksum of %s: %w", table, err)
 		}
-		out.Queries++
-		out.Rows += parts[0]
-		k := 1
-		for _, sp := range sums {
-			n := 2
-			if !sp.Fingerprint {
-				n = 1
-			}
-			for range n {
-				v := new(big.Int).SetUint64(parts[k+1])
-				v.Lsh(v, 32)
-				v.Add(v, new(big.Int).SetUint64(parts[k]))
-				k += 2
-				out.Sums[sp.Name].Add(out.Sums[sp.Name], v)
-			}
-			if !sp.Fingerprint {
-				neg := new(big.Int).SetUint64(parts[k])
-				out.Sums[sp.Name].Sub(out.Sums[sp.Name], neg.Lsh(neg, 64))
-				k++
-			}
+		if err := out.Add(sums, parts); err != nil {
+			return out, fmt.Errorf("reading the checksum of %s: %w", table, err)
 		}
 	}
 	out.Elapsed = time.Since(start)
 	return out, nil
+}
+
+// NewChecksum is a checksum of sums with nothing summed yet.
+func NewChecksum(sums []SumSpec) Checksum {
+	c := Checksum{Sums: map[string]*big.Int{}}
+	for _, sp := range sums {
+		c.Sums[sp.Name] = new(big.Int)
+	}
+	return c
+}
+
+// Add adds the answer of one of the checksum's queries (TableSQL.Checksum)
+// to c: its row of UInt64 columns, in order.
+func (c *Checksum) Add(sums []SumSpec, parts []uint64) error {
+	if len(parts) != partsOf(sums) {
+		return fmt.Errorf("a checksum query of %d sums answers %d columns, not %d", len(sums), partsOf(sums), len(parts))
+	}
+	c.Queries++
+	c.Rows += parts[0]
+	k := 1
+	for _, sp := range sums {
+		n := 2
+		if !sp.Fingerprint {
+			n = 1
+		}
+		for range n {
+			v := new(big.Int).SetUint64(parts[k+1])
+			v.Lsh(v, 32)
+			v.Add(v, new(big.Int).SetUint64(parts[k]))
+			k += 2
+			c.Sums[sp.Name].Add(c.Sums[sp.Name], v)
+		}
+		if !sp.Fingerprint {
+			neg := new(big.Int).SetUint64(parts[k])
+			c.Sums[sp.Name].Sub(c.Sums[sp.Name], neg.Lsh(neg, 64))
+			k++
+		}
+	}
+	return nil
 }
 
 // partsOf is how many columns the checksum query returns.

@@ -3,54 +3,24 @@ package chstore
 import (
 	"context"
 	"math/big"
-	"os"
 	"strings"
 	"testing"
 
+	"spatec.dev/spatec/schema"
+	"spatec.dev/spatec/workloads"
 	sensorbatch "spatec.dev/spatec/workloads/sensor-batch"
 )
 
-// sensorSums are the sensor-batch checksum's sums as local-containers
-// declares them for 18.16 (the workload's CUE with its timestamps read as
-// the integers 18.16 stores).
-var sensorSums = []SumSpec{
-	{Name: sensorbatch.SumValue, SQL: "value"},
-	{Name: sensorbatch.SumValueScaled, SQL: "value_scaled"},
-	{Name: sensorbatch.SumSensor, SQL: "sensor", Fingerprint: true},
-	{Name: sensorbatch.SumRegion, SQL: "region", Fingerprint: true},
-	{Name: sensorbatch.SumName, SQL: "name_upper", Fingerprint: true},
-	{Name: sensorbatch.SumUnit, SQL: "unit", Fingerprint: true},
-	{Name: sensorbatch.SumTagCount, SQL: "length(tags)"},
-	{Name: sensorbatch.SumTag, SQL: "arrayStringConcat(tags)", Fingerprint: true},
-	{Name: sensorbatch.SumBatchTS, SQL: "batch_ts"},
-	{Name: sensorbatch.SumSendTS, SQL: "send_ts"},
-	{Name: sensorbatch.SumNullQuality, SQL: "isNull(quality)"},
-}
-
-func sensorCorpus(t testing.TB) *sensorbatch.Corpus {
+// sensorTable creates sensor_events as local-containers declares it for
+// ClickHouse 18.16, and returns the workload as that environment hosts it:
+// its checksum reads the timestamps as the integers 18.16 stores.
+func sensorTable(t *testing.T, s *Store) (schema.Workload, string) {
 	t.Helper()
-	k, err := sensorbatch.New(sensorbatch.Constants{
-		EventsPerBatch: 100, Sensors: 1024, Names: 32, Tags: 16,
-		Units:        []string{"count", "bytes", "ms", "drop", "ratio", "celsius", "volts", "rpm"},
-		BaseTSMillis: 1_772_000_000_000,
-	}, sensorbatch.Transform{DropUnit: "drop", QualityFloor: 0.2})
-	if err != nil {
+	wl, _ := hostedWorkload(t, "local-containers")
+	if err := s.Exec(testCtx(t), wl.Table.DDL); err != nil {
 		t.Fatal(err)
 	}
-	return k
-}
-
-// newSensorTable creates local-containers' 18.16 sensor_events.
-func newSensorTable(t *testing.T, s *Store) string {
-	t.Helper()
-	ddl, err := os.ReadFile("../../envs/local-containers/sensor_events.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Exec(testCtx(t), string(ddl)); err != nil {
-		t.Fatal(err)
-	}
-	return "sensor_events"
+	return wl, wl.Table.Name
 }
 
 func insertSensorBatches(t *testing.T, s *Store, k *sensorbatch.Corpus, table string, first, n uint64, mangle func(*sensorbatch.Row)) {
@@ -71,52 +41,47 @@ func insertSensorBatches(t *testing.T, s *Store, k *sensorbatch.Corpus, table st
 	}
 }
 
-func checksumOpts(messages int64, distinct bool) ChecksumOptions {
-	return ChecksumOptions{Identity: "(batch_id, event_seq)", Message: "batch_id", Messages: messages, PerQuery: 70, Distinct: distinct}
-}
-
 // The sums the server computes over the rows a correct transform lands
-// are the generator's closed form, read a range of batches at a time, on
-// 18.16 (no 128-bit integers); over duplicates only when asked for the
-// distinct rows; and a transform that drops the tags misses them.
+// are the generator's closed form, on 18.16 (no 128-bit integers), with
+// the checksum local-containers' workload declares, read as the gates read
+// it: in one query over every row, or a range of batches at a time over
+// the distinct rows when there are duplicates; and a transform that drops
+// the tags misses them.
 func TestChecksumOnTheServerIsTheClosedForm(t *testing.T) {
 	s := openTestStore(t)
-	table := newSensorTable(t, s)
-	k := sensorCorpus(t)
+	wl, table := sensorTable(t, s)
+	k, err := workloads.SensorBatch(wl)
+	if err != nil {
+		t.Fatal(err)
+	}
 	const batches = 300
 	insertSensorBatches(t, s, k, table, 0, batches, nil)
 	exp, err := k.Expect(context.Background(), batches, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	same := func(what string, got Checksum) {
-		t.Helper()
-		if got.Rows != exp.Rows {
-			t.Errorf("%s: %d rows summed; %d expected", what, got.Rows, exp.Rows)
-		}
-		for _, sp := range sensorSums {
-			if got.Sums[sp.Name].Cmp(exp.Sums[sp.Name]) != 0 {
-				t.Errorf("%s: %s = %s on the server; the closed form is %s", what, sp.Name, got.Sums[sp.Name], exp.Sums[sp.Name])
-			}
-		}
-	}
-	got, err := s.Checksum(testCtx(t), table, sensorSums, checksumOpts(batches, false))
+	sums, every := WorkloadChecksum(wl, batches, false, 0)
+	_, distinct := WorkloadChecksum(wl, batches, true, 70*int64(wl.RowsPerMessage))
+	got, err := s.Checksum(testCtx(t), table, sums, every)
 	if err != nil {
 		t.Fatal(err)
 	}
-	same("every row", got)
-	if got.Queries != 5 {
-		t.Errorf("%d queries for %d batches at 70 a query; want 5", got.Queries, batches)
+	sameAsClosedForm(t, "every row", got, exp)
+	if got.Queries != 1 {
+		t.Errorf("%d queries over every row; want 1", got.Queries)
 	}
 
 	// Batches 10..19 again: distinct rows are still the closed form.
 	insertSensorBatches(t, s, k, table, 10, 10, nil)
-	got, err = s.Checksum(testCtx(t), table, sensorSums, checksumOpts(batches, true))
+	got, err = s.Checksum(testCtx(t), table, sums, distinct)
 	if err != nil {
 		t.Fatal(err)
 	}
-	same("distinct rows over duplicates", got)
-	got, err = s.Checksum(testCtx(t), table, sensorSums, checksumOpts(batches, false))
+	sameAsClosedForm(t, "distinct rows over duplicates", got, exp)
+	if got.Queries != 5 {
+		t.Errorf("%d queries for %d batches at 70 a query; want 5", got.Queries, batches)
+	}
+	got, err = s.Checksum(testCtx(t), table, sums, every)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +91,7 @@ func TestChecksumOnTheServerIsTheClosedForm(t *testing.T) {
 
 	// A copy of batch 20 without its tags: the distinct rows now disagree.
 	insertSensorBatches(t, s, k, table, 20, 1, func(r *sensorbatch.Row) { r.Tags = nil })
-	got, err = s.Checksum(testCtx(t), table, sensorSums, checksumOpts(batches, true))
+	got, err = s.Checksum(testCtx(t), table, sums, distinct)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,10 +59,11 @@ func (r *SensorRows) Reset() {
 // Unix milliseconds and microseconds, or, where the server has no
 // DateTime64 (18.16), the integers themselves.
 func (s *Store) InsertSensorRows(ctx context.Context, table string, rows *SensorRows) error {
-	if err := checkTable(table); err != nil {
+	q, err := SQLFor(table)
+	if err != nil {
 		return err
 	}
-	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+table+" ("+strings.Join(sensorbatch.Columns, ", ")+")")
+	batch, err := s.conn.PrepareBatch(ctx, q.Insert(strings.Join(sensorbatch.Columns, ", ")))
 	if err != nil {
 		return fmt.Errorf("preparing an insert into %s on ClickHouse at %s: %w", table, s.addr, err)
 	}

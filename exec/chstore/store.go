@@ -103,7 +103,7 @@ func createDatabase(ctx context.Context, o *clickhouse.Options, database string)
 		return err
 	}
 	defer conn.Close()
-	if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+database); err != nil {
+	if err := conn.Exec(ctx, CreateDatabase(database)); err != nil {
 		return fmt.Errorf("creating database %s: %w", database, err)
 	}
 	return nil
@@ -151,35 +151,38 @@ func checkTable(table string) error {
 
 // Truncate empties table, between repetitions of a run.
 func (s *Store) Truncate(ctx context.Context, table string) error {
-	if err := checkTable(table); err != nil {
+	q, err := SQLFor(table)
+	if err != nil {
 		return err
 	}
-	return s.Exec(ctx, "TRUNCATE TABLE "+table)
+	return s.Exec(ctx, q.Truncate())
 }
 
 // DropTable drops table if it exists.
 func (s *Store) DropTable(ctx context.Context, table string) error {
-	if err := checkTable(table); err != nil {
+	q, err := SQLFor(table)
+	if err != nil {
 		return err
 	}
-	return s.Exec(ctx, "DROP TABLE IF EXISTS "+table)
+	return s.Exec(ctx, q.Drop())
 }
 
 // Definition returns table's CREATE statement as the server shows it, or
 // "" when there is no such table.
 func (s *Store) Definition(ctx context.Context, table string) (string, error) {
-	if err := checkTable(table); err != nil {
+	q, err := SQLFor(table)
+	if err != nil {
 		return "", err
 	}
 	var exists uint8
-	if err := s.conn.QueryRow(ctx, "EXISTS TABLE "+table).Scan(&exists); err != nil {
+	if err := s.conn.QueryRow(ctx, q.Exists()).Scan(&exists); err != nil {
 		return "", fmt.Errorf("asking ClickHouse at %s whether %s exists: %w", s.addr, table, err)
 	}
 	if exists == 0 {
 		return "", nil
 	}
 	var ddl string
-	if err := s.conn.QueryRow(ctx, "SHOW CREATE TABLE "+table).Scan(&ddl); err != nil {
+	if err := s.conn.QueryRow(ctx, q.ShowCreate()).Scan(&ddl); err != nil {
 		return "", fmt.Errorf("reading the definition of %s on ClickHouse at %s: %w", table, s.addr, err)
 	}
 	return ddl, nil
@@ -188,11 +191,12 @@ func (s *Store) Definition(ctx context.Context, table string) (string, error) {
 // Count returns the number of rows in table. On MergeTree it is read from
 // part metadata, cheap enough to poll while an arm inserts.
 func (s *Store) Count(ctx context.Context, table string) (uint64, error) {
-	if err := checkTable(table); err != nil {
+	q, err := SQLFor(table)
+	if err != nil {
 		return 0, err
 	}
 	var n uint64
-	if err := s.conn.QueryRow(ctx, "SELECT count() FROM "+table).Scan(&n); err != nil {
+	if err := s.conn.QueryRow(ctx, q.Count()).Scan(&n); err != nil {
 		return 0, fmt.Errorf("counting rows of %s on ClickHouse at %s: %w", table, s.addr, err)
 	}
 	return n, nil
@@ -203,10 +207,11 @@ func (s *Store) Count(ctx context.Context, table string) (uint64, error) {
 // "(batch_id, event_seq)", exact at any size. count − distinct are
 // duplicates.
 func (s *Store) Counts(ctx context.Context, table, identity string) (count, distinct uint64, err error) {
-	if err := checkTable(table); err != nil {
+	q, err := SQLFor(table)
+	if err != nil {
 		return 0, 0, err
 	}
-	err = s.conn.QueryRow(ctx, "SELECT count(), uniqExact("+identity+") FROM "+table).Scan(&count, &distinct)
+	err = s.conn.QueryRow(ctx, q.Counts(identity)).Scan(&count, &distinct)
 	if err != nil {
 		return 0, 0, fmt.Errorf("counting rows and distinct identities %s of %s on ClickHouse at %s: %w", identity, table, s.addr, err)
 	}
@@ -261,10 +266,11 @@ func (r *Rows) AppendMessages(spec jsonrows.Spec, first, n int64) error {
 
 // Insert sends rows to table as one native block.
 func (s *Store) Insert(ctx context.Context, table string, rows *Rows) error {
-	if err := checkTable(table); err != nil {
+	q, err := SQLFor(table)
+	if err != nil {
 		return err
 	}
-	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+table+" ("+jsonrows.Columns+")")
+	batch, err := s.conn.PrepareBatch(ctx, q.Insert(jsonrows.Columns))
 	if err != nil {
 		return fmt.Errorf("preparing an insert into %s on ClickHouse at %s: %w", table, s.addr, err)
 	}
