@@ -83,7 +83,7 @@ func htmlTemplate() (*template.Template, error) {
 			}
 			return datasetText(d, n)
 		},
-		"f":      func(v float64) string { return fmt.Sprintf("%.1f", v) },
+		"f": func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	}).Parse(htmlSource)
 }
 
