@@ -77,12 +77,6 @@ func htmlTemplate() (*template.Template, error) {
 			return unitText(*v, unit)
 		},
 		"plural": plural,
-		"dataset": func(d string, n int64) string {
-			if d == "" {
-				return "–"
-			}
-			return datasetText(d, n)
-		},
 		"f": func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	}).Parse(htmlSource)
 }
