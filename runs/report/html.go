@@ -77,7 +77,7 @@ func htmlTemplate() (*template.Template, error) {
 			return unitText(*v, unit)
 		},
 		"plural": plural,
-		"f": func(v float64) string { return fmt.Sprintf("%.1f", v) },
+		"f":      func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	}).Parse(htmlSource)
 }
 
