@@ -33,10 +33,10 @@ type Series struct {
 	OffsetsMS  []int64           `json:"t_ms"`
 	Containers []SeriesContainer `json:"containers"`
 	// Rows are the drain's polls, in milliseconds from the opening of
-	// spatec's window (the record's run.window.opened_at), which the
-	// sampler's first reading precedes by a few milliseconds on Docker
-	// and is at on Kubernetes. The reference harness's window is derived
-	// from them (HarnessSpan).
+	// spatec's window (the record's run.window.opened_at): within a few
+	// milliseconds of the sampler's first reading on Docker, at it on
+	// Kubernetes. The reference harness's window is derived from them
+	// (HarnessSpan).
 	Rows SeriesRows `json:"rows"`
 }
 
