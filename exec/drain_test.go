@@ -67,14 +67,21 @@ func TestDrainReferenceArm(t *testing.T) {
 			record.DataPlanePeakAnonBytes, record.DataPlanePeakShmemBytes, record.DataPlaneMemoryPeakBytes,
 			record.ExpectedRows, record.DistinctRows, record.LandedRows, record.DuplicateRows,
 			record.RowsPerS, record.MsgsPerS, record.BytesPerS, record.WindowSeconds,
+			record.HarnessRowsPerS, record.HarnessWindowSeconds,
 		} {
 			if _, ok := m[name]; !ok {
 				t.Errorf("rep %d: metric %s is missing", rep, name)
 			}
 		}
-		t.Logf("rep %d: %.0f rows/s, window %.2fs, %.3f cores, peak anon %.1f MiB, memory peak %.1f MiB, %v duplicates",
-			rep, m[record.RowsPerS].Value, m[record.WindowSeconds].Value, m[record.CoresUsed].Value,
+		t.Logf("rep %d: %.0f rows/s over spatec's %.3fs, %.0f over the reference harness's %.3fs, %.3f cores, peak anon %.1f MiB, memory peak %.1f MiB, %v duplicates",
+			rep, m[record.RowsPerS].Value, m[record.WindowSeconds].Value, m[record.HarnessRowsPerS].Value, m[record.HarnessWindowSeconds].Value, m[record.CoresUsed].Value,
 			m[record.PeakAnonBytes].Value/float64(mib), m[record.MemoryPeakBytes].Value/float64(mib), m[record.DuplicateRows].Value)
+		// The harness's window opens at the container's start, before
+		// spatec's (after the caps are verified), and closes no later.
+		if w := rec.Run.Window; w.Harness == nil || w.Harness.OpenedAt.After(w.OpenedAt) || w.Harness.ClosedAt.After(w.ClosedAt) ||
+			!w.Harness.OpenedAt.Equal(rec.SUT.Containers[0].StartedAt) {
+			t.Errorf("rep %d: windows %+v; want the harness's from the container's start (%v) to no later than spatec's", rep, w, rec.SUT.Containers[0].StartedAt)
+		}
 		if m[record.ExpectedRows].Value != want || m[record.DistinctRows].Value != want {
 			t.Errorf("rep %d: expected_rows %v, distinct_rows %v; want both %v", rep, m[record.ExpectedRows].Value, m[record.DistinctRows].Value, want)
 		}

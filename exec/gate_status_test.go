@@ -14,17 +14,37 @@ import (
 	"spatec.dev/spatec/schema"
 )
 
-// gateRun is an arm run whose window measured want rows in window, for the
-// gate alone: no engine, no broker.
+// armStart is when the gate tests' arm started.
+var armStart = time.Date(2026, 8, 3, 14, 0, 0, 0, time.UTC)
+
+// gateRun is an arm run of one container started at armStart, for the gate
+// alone: no engine, no broker.
 func gateRun(t *testing.T) (*armRun, *schema.Plan) {
 	t.Helper()
 	plan := &schema.Plan{Env: schema.Environment{Name: "gate", Partitions: 4},
 		Workload: schema.Workload{Name: "json-rows", Messages: 100_000, RowsPerMessage: 1, Generator: schema.Generator{Kind: "json-rows", MessageBytes: 256}}}
 	run := &armRun{plan: plan, rec: record.Record{Metrics: map[string]record.Metric{}, Flags: []string{}},
 		expected: expectation{bytes: 100_000 * 256}}
-	run.rec.Run.Dataset.Messages = 100_000
+	run.rec.SUT.Containers = []record.Container{{Name: "consumer", Role: "data-plane", StartedAt: armStart}}
+	run.rec.Run.Dataset.Messages, run.rec.Run.Dataset.ExpectedRows = 100_000, 100_000
 	run.summary = sample.Summary{Period: 100 * time.Millisecond}
 	return run, plan
+}
+
+// measuredDrain is what a window that opened 500 ms after armStart measured: d,
+// and the polls (every 100 ms) that saw the rows climb to d.Count at its
+// end.
+func measuredDrain(run *armRun, d chstore.Drain, want uint64) drainResult {
+	end := d.Elapsed.Milliseconds()
+	for off := int64(100); off <= end; off += 100 {
+		run.landed.OffsetsMS = append(run.landed.OffsetsMS, off)
+		run.landed.Landed = append(run.landed.Landed, int64(d.Count)*off/end)
+	}
+	if n := len(run.landed.OffsetsMS); n == 0 || run.landed.OffsetsMS[n-1] != end {
+		run.landed.OffsetsMS = append(run.landed.OffsetsMS, end)
+		run.landed.Landed = append(run.landed.Landed, int64(d.Count))
+	}
+	return drainResult{drain: d, want: want, opened: armStart.Add(500 * time.Millisecond)}
 }
 
 func writeCeilings(t *testing.T, plan *schema.Plan, msgs, rows float64) string {
@@ -44,7 +64,7 @@ func writeCeilings(t *testing.T, plan *schema.Plan, msgs, rows float64) string {
 func TestGateInfraBound(t *testing.T) {
 	run, plan := gateRun(t)
 	path := writeCeilings(t, plan, 120_000, 1_000_000)
-	err := run.gate(drainResult{drain: chstore.Drain{Counted: true, DistinctCounted: true, Count: 100_000, Distinct: 100_000, Elapsed: time.Second}, want: 100_000}, path)
+	err := run.gate(measuredDrain(run, chstore.Drain{Counted: true, DistinctCounted: true, Count: 100_000, Distinct: 100_000, Elapsed: time.Second}, 100_000), path)
 	var ib *infraBound
 	if !errors.As(err, &ib) || !strings.Contains(ib.reason, "C12: the arm ran above 70% of an infrastructure ceiling: broker bytes/s at 83% of its ceiling, broker messages/s at 83% of its ceiling") {
 		t.Fatalf("got %v", err)
@@ -61,7 +81,7 @@ func TestGateInfraBound(t *testing.T) {
 func TestGateWithinHeadroomIsOK(t *testing.T) {
 	run, plan := gateRun(t)
 	path := writeCeilings(t, plan, 1_000_000, 1_000_000)
-	err := run.gate(drainResult{drain: chstore.Drain{Counted: true, DistinctCounted: true, Count: 100_000, Distinct: 100_000, Elapsed: time.Second}, want: 100_000}, path)
+	err := run.gate(measuredDrain(run, chstore.Drain{Counted: true, DistinctCounted: true, Count: 100_000, Distinct: 100_000, Elapsed: time.Second}, 100_000), path)
 	run.finish(err, time.Now())
 	if err != nil || run.rec.Status != record.StatusOK || len(run.rec.Run.Ceilings) != 3 {
 		t.Fatalf("err %v, status %s, ceilings %v", err, run.rec.Status, run.rec.Run.Ceilings)
@@ -70,7 +90,7 @@ func TestGateWithinHeadroomIsOK(t *testing.T) {
 
 func TestGateWithoutCeilingsFlagsHeadroomUnproven(t *testing.T) {
 	run, _ := gateRun(t)
-	err := run.gate(drainResult{drain: chstore.Drain{Counted: true, DistinctCounted: true, Count: 100_000, Distinct: 100_000, Elapsed: time.Second}, want: 100_000},
+	err := run.gate(measuredDrain(run, chstore.Drain{Counted: true, DistinctCounted: true, Count: 100_000, Distinct: 100_000, Elapsed: time.Second}, 100_000),
 		filepath.Join(t.TempDir(), "none.json"))
 	run.finish(err, time.Now())
 	if err != nil || run.rec.Status != record.StatusOK {
@@ -85,7 +105,7 @@ func TestGateWithoutCeilingsFlagsHeadroomUnproven(t *testing.T) {
 // duplicates are published.
 func TestGateIncompleteDrainFails(t *testing.T) {
 	run, _ := gateRun(t)
-	err := run.gate(drainResult{drain: chstore.Drain{Counted: true, DistinctCounted: true, Count: 99_990, Distinct: 99_980, Duplicates: 10, Elapsed: time.Second}, want: 100_000}, os.DevNull)
+	err := run.gate(measuredDrain(run, chstore.Drain{Counted: true, DistinctCounted: true, Count: 99_990, Distinct: 99_980, Duplicates: 10, Elapsed: time.Second}, 100_000), os.DevNull)
 	var f *Failure
 	if !errors.As(err, &f) || f.Reason != "C13: 99980 distinct rows of 100000 landed (99990 in all)" {
 		t.Fatalf("got %v", err)
@@ -102,7 +122,7 @@ func TestGateIncompleteDrainFails(t *testing.T) {
 // run fails saying so.
 func TestGateUncountedRowsAreAbsent(t *testing.T) {
 	run, _ := gateRun(t)
-	err := run.gate(drainResult{drain: chstore.Drain{Elapsed: time.Second}, want: 100_000}, os.DevNull)
+	err := run.gate(measuredDrain(run, chstore.Drain{Elapsed: time.Second}, 100_000), os.DevNull)
 	var f *Failure
 	if !errors.As(err, &f) || f.Reason != "C13: the rows landed could not be counted: ClickHouse did not answer" {
 		t.Fatalf("got %v", err)
@@ -123,7 +143,7 @@ func TestShortWindowIsFlaggedUnderSampled(t *testing.T) {
 	for readings, flagged := range map[int]bool{2: true, 5: false} {
 		run, _ := gateRun(t)
 		run.summary.Readings = readings
-		d := drainResult{drain: chstore.Drain{Counted: true, DistinctCounted: true, Count: 100_000, Distinct: 100_000, Elapsed: 160 * time.Millisecond}, want: 100_000}
+		d := measuredDrain(run, chstore.Drain{Counted: true, DistinctCounted: true, Count: 100_000, Distinct: 100_000, Elapsed: 160 * time.Millisecond}, 100_000)
 		run.metrics(d)
 		run.finish(errors.New("container consumer was killed"), time.Now())
 		if got := contains(run.rec.Flags, record.FlagUnderSampled); got != flagged {
@@ -133,5 +153,90 @@ func TestShortWindowIsFlaggedUnderSampled(t *testing.T) {
 		if flagged && !strings.HasSuffix(run.rec.Note, want) {
 			t.Errorf("note %q; want it to end %q", run.rec.Note, want)
 		}
+	}
+}
+
+// TestBothRatesOnAKnownTimeline: one drain, two windows. The arm's control
+// plane starts at armStart and its data plane 300 ms later; spatec's window
+// opens at 450 ms, once the caps are verified; the first row lands 2 s into
+// it; count() reaches N at 9.8 s with duplicates among the rows, and the
+// distinct rows reach N at 10 s, when count() is N+5. spatec's rate is the
+// N distinct rows over its 10 s; the reference harness's is the N rows
+// count() gave at 9.8 s over the 9.95 s since the data plane started. Each
+// window's bounds are recorded, and the harness's is derived again from
+// the record and its series alone.
+func TestBothRatesOnAKnownTimeline(t *testing.T) {
+	run, _ := gateRun(t)
+	const n = 100_000
+	run.rec.SUT.Containers = []record.Container{
+		{Name: "coordinator", Role: "control-plane", StartedAt: armStart},
+		{Name: "consumer", Role: "data-plane", StartedAt: armStart.Add(300 * time.Millisecond)},
+	}
+	opened := armStart.Add(450 * time.Millisecond)
+	for off := int64(100); off <= 10_000; off += 100 {
+		var count int64
+		switch {
+		case off < 2_000:
+		case off <= 9_800:
+			count = 1 + (n-1)*(off-2_000)/7_800
+		case off == 9_900:
+			count = n + 3
+		default:
+			count = n + 5
+		}
+		run.landed.OffsetsMS = append(run.landed.OffsetsMS, off)
+		run.landed.Landed = append(run.landed.Landed, count)
+	}
+	d := chstore.Drain{Counted: true, DistinctCounted: true, Count: n + 5, Distinct: n, Duplicates: 5, Elapsed: 10 * time.Second, FirstRow: 2 * time.Second}
+	run.metrics(drainResult{drain: d, want: n, opened: opened})
+
+	m, w := run.rec.Metrics, run.rec.Run.Window
+	// In float64 arithmetic, as a reader of the record divides.
+	rows, spatecWindow, harnessWindow := float64(n), 10.0, 9.95
+	for name, want := range map[string]float64{
+		record.RowsPerS: rows / spatecWindow, record.WindowSeconds: spatecWindow,
+		record.HarnessRowsPerS: rows / harnessWindow, record.HarnessWindowSeconds: harnessWindow,
+	} {
+		if got, ok := m[name]; !ok || got.Value != want {
+			t.Errorf("%s = %+v; want %v", name, got, want)
+		}
+	}
+	if !w.OpenedAt.Equal(opened) || !w.ClosedAt.Equal(opened.Add(10*time.Second)) || w.DurationS != 10 {
+		t.Errorf("spatec's window %v to %v (%v s); want %v to %v (10 s)", w.OpenedAt, w.ClosedAt, w.DurationS, opened, opened.Add(10*time.Second))
+	}
+	want := record.Span{OpenedAt: armStart.Add(300 * time.Millisecond), ClosedAt: opened.Add(9_800 * time.Millisecond), DurationS: 9.95, Rows: n}
+	if w.Harness == nil || *w.Harness != want {
+		t.Fatalf("the harness's window %+v; want %+v", w.Harness, want)
+	}
+	again, err := run.rec.HarnessSpanFrom(&record.Series{Rows: run.landed})
+	if err != nil || again != want {
+		t.Errorf("derived again from the record and its series: %+v, %v; want %+v", again, err, want)
+	}
+	if run.rec.Note != "" || len(run.caveats) > 0 {
+		t.Errorf("caveats %v; want none", run.caveats)
+	}
+
+	// A drain that did not complete has neither rate, nor a harness window.
+	run, _ = gateRun(t)
+	run.metrics(measuredDrain(run, chstore.Drain{Counted: true, DistinctCounted: true, Count: n - 1, Distinct: n - 1, Elapsed: time.Second}, n))
+	if _, ok := run.rec.Metrics[record.HarnessRowsPerS]; ok || run.rec.Run.Window.Harness != nil {
+		t.Errorf("an incomplete drain carries %v, window %+v", run.rec.Metrics[record.HarnessRowsPerS], run.rec.Run.Window.Harness)
+	}
+}
+
+// An arm whose containers' starts were not recorded has spatec's rate and
+// no harness rate, and the note says why.
+func TestNoHarnessRateWithoutTheArmsStart(t *testing.T) {
+	run, _ := gateRun(t)
+	run.rec.SUT.Containers[0].StartedAt = time.Time{}
+	run.metrics(measuredDrain(run, chstore.Drain{Counted: true, DistinctCounted: true, Count: 100_000, Distinct: 100_000, Elapsed: time.Second}, 100_000))
+	if _, ok := run.rec.Metrics[record.RowsPerS]; !ok {
+		t.Error("spatec's rate is missing")
+	}
+	if _, ok := run.rec.Metrics[record.HarnessRowsPerS]; ok {
+		t.Error("a harness rate without the arm's start")
+	}
+	if want := "no harness_rows_per_s: a container's start instant was not recorded"; !contains(run.caveats, want) {
+		t.Errorf("caveats %v; want %q", run.caveats, want)
 	}
 }

@@ -75,13 +75,32 @@ func (run *armRun) metrics(res drainResult) {
 	}
 	window := d.Elapsed.Seconds()
 	put(record.WindowSeconds, window, "s", false)
-	run.rec.Run.Window = record.Window{SamplerPeriodS: sum.Period.Seconds(), DurationS: window}
+	w := record.Window{SamplerPeriodS: sum.Period.Seconds(), DurationS: window}
+	if !res.opened.IsZero() {
+		w.OpenedAt = res.opened.UTC()
+		w.ClosedAt = w.OpenedAt.Add(d.Elapsed)
+	}
 	if window > 0 && d.DistinctCounted && d.Distinct >= res.want {
 		msgs := float64(run.rec.Run.Dataset.Messages)
 		put(record.RowsPerS, float64(res.want)/window, "rows/s", true)
 		put(record.MsgsPerS, msgs/window, "msg/s", true)
 		put(record.BytesPerS, float64(run.expected.bytes)/window, "bytes/s", true)
+		// The reference harness's rate, beside spatec's: from the
+		// instants as recorded (wall clock, in UTC), so that the record
+		// and its series give it again exactly.
+		starts := make([]time.Time, len(run.rec.SUT.Containers))
+		for i, c := range run.rec.SUT.Containers {
+			starts[i] = c.StartedAt
+		}
+		if h, err := record.HarnessSpan(starts, w.OpenedAt, run.landed, int64(res.want)); err == nil {
+			w.Harness = &h
+			put(record.HarnessRowsPerS, h.RowsPerS(), "rows/s", true)
+			put(record.HarnessWindowSeconds, h.DurationS, "s", false)
+		} else {
+			run.caveats = appendOnce(run.caveats, "no "+record.HarnessRowsPerS+": "+err.Error())
+		}
 	}
+	run.rec.Run.Window = w
 }
 
 // gate records what the window measured, and applies completeness (C13)

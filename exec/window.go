@@ -139,6 +139,9 @@ func (run *armRun) landedEarly(ctx context.Context, store *chstore.Store, want u
 type drainResult struct {
 	drain chstore.Drain
 	want  uint64
+	// opened is when spatec's window opened: the drain's Elapsed and the
+	// polls' offsets (run.landed) count from it.
+	opened time.Time
 	// quiesced is how long the table took to hold still after the arm
 	// stopped, and quiesceErr why it did not.
 	quiesced   time.Duration
@@ -190,11 +193,9 @@ func quiesce(ctx context.Context, store *chstore.Store, table string, hold time.
 func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64) (drainResult, error) {
 	r, wl := run.s.runner, run.plan.Workload
 	opts := []sample.Option{sample.WithPeriod(r.period()), sample.WithClock(r.clock())}
-	winStart := time.Now()
 	origin, fromStart := run.origin()
 	if fromStart {
 		opts = append(opts, sample.WithOrigin(origin))
-		winStart = origin
 	} else if err := run.landedEarly(ctx, store, want); err != nil {
 		return drainResult{}, err
 	}
@@ -224,16 +225,23 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	go run.s.watchBroker(drainCtx, stall, stopDrain)
 	r.Progress.Start(progress.PhaseDrain, int64(want), "rows")
 	table := run.plan.Table()
+	// The window opens as the drain's watch begins, or at the arm's start
+	// where it has to (origin): the drain's clock, and the series', count
+	// from there.
+	winStart := time.Now()
+	if fromStart {
+		winStart = origin
+	}
 	d, err := store.WaitDrained(drainCtx, table, want, chstore.DrainOptions{
 		Identity: wl.Table.Identity,
-		Since:    origin,
+		Since:    winStart,
 		Poll:     100 * time.Millisecond,
 		Timeout:  time.Duration(wl.DrainTimeout) * time.Second,
 		Stall:    stall,
 		Activity: run.dataPlaneWork,
-		Progress: func(count, distinct uint64) {
+		Progress: func(count, distinct uint64, at time.Duration) {
 			r.Progress.Set(int64(max(count, distinct)))
-			run.landed.OffsetsMS = append(run.landed.OffsetsMS, time.Since(winStart).Milliseconds())
+			run.landed.OffsetsMS = append(run.landed.OffsetsMS, at.Milliseconds())
 			run.landed.Landed = append(run.landed.Landed, int64(count))
 		},
 	})
@@ -251,7 +259,7 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	// The caps as they are at the end of the window, before anything stops.
 	var planErr error
 	run.rec.Run.CgroupsEnd, planErr = caps.finish()
-	res := drainResult{drain: d, want: want}
+	res := drainResult{drain: d, want: want, opened: winStart}
 
 	// Stop the arm before the last count, so its final batches are in it.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	sensorbatch "spatec.dev/spatec/workloads/sensor-batch"
 )
 
 func corpusJSON(t *testing.T, args ...string) corpusOut {
@@ -40,28 +43,21 @@ func TestCorpusMatchesThePublishedRecord(t *testing.T) {
 }
 
 // The tree's constants are the harness's: over the first 1000 batches the
-// checksum is the one the harness's golden test pins.
+// checksum is the one the harness's golden test pins (HarnessGolden, beside
+// the label it licenses).
 func TestCorpusIsTheHarnessCorpus(t *testing.T) {
-	c := corpusJSON(t, "--workload", "sensor-batch", "--batches", "1000")
-	want := map[string]string{
-		"value_sum":         "36712213045500",
-		"value_scaled_sum":  "1903970758089327",
-		"sensor_sum":        "862547254290276801415122",
-		"region_sum":        "789224923606139885762498",
-		"name_sum":          "650904861039966432802372",
-		"unit_sum":          "635040811622225011500",
-		"tag_count_sum":     "105000",
-		"tag_sum":           "483030864161340461867712",
-		"batch_ts_sum":      "130242000036711750",
-		"null_quality_rows": "17500",
+	want := sensorbatch.HarnessGolden()
+	c := corpusJSON(t, "--workload", "sensor-batch", "--batches", fmt.Sprint(want.Batches))
+	if c.ExpectedRows != want.Rows {
+		t.Errorf("expected_rows = %d; the harness's is %d", c.ExpectedRows, want.Rows)
 	}
-	if c.ExpectedRows != 73_500 {
-		t.Errorf("expected_rows = %d; the harness's is 73500", c.ExpectedRows)
-	}
-	for k, v := range want {
+	for k, v := range want.Sums {
 		if c.Checksum[k] != v {
 			t.Errorf("checksum %s = %s; the harness's is %s", k, c.Checksum[k], v)
 		}
+	}
+	if c.DatasetVersion != sensorbatch.DatasetVersion {
+		t.Errorf("dataset_version %s; the harness's label is licensed for %s", c.DatasetVersion, sensorbatch.DatasetVersion)
 	}
 }
 

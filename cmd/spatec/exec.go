@@ -314,8 +314,8 @@ func printResult(w io.Writer, p *schema.Plan, res *exec.Result, hold bool) {
 	if v, ok := rec.Metrics[record.PeakAnonBytes]; ok {
 		peak = schema.FormatBytes(int64(v.Value))
 	}
-	fmt.Fprintf(w, "%s:%s rep %d/%d %s  rows/s %s  cores %s (data plane %s)  peak anon+shmem %s  rows %s/%s dup %s  run %s\n",
-		p.Entrant.Name, p.Variant, rec.Rep, rec.Reps, rec.Status, fig(record.RowsPerS, "%.0f"),
+	fmt.Fprintf(w, "%s:%s rep %d/%d %s  rows/s %s (harness window %s)  cores %s (data plane %s)  peak anon+shmem %s  rows %s/%s dup %s  run %s\n",
+		p.Entrant.Name, p.Variant, rec.Rep, rec.Reps, rec.Status, fig(record.RowsPerS, "%.0f"), fig(record.HarnessRowsPerS, "%.0f"),
 		fig(record.CoresUsed, "%.2f"), fig(record.DataPlaneCoresUsed, "%.2f"), peak,
 		fig(record.DistinctRows, "%.0f"), fig(record.ExpectedRows, "%.0f"), fig(record.DuplicateRows, "%.0f"), rec.RunID)
 	if rec.Note != "" {

@@ -13,6 +13,7 @@ import (
 	"spatec.dev/spatec/runs/interop"
 	"spatec.dev/spatec/runs/record"
 	"spatec.dev/spatec/runs/report"
+	sensorbatch "spatec.dev/spatec/workloads/sensor-batch"
 )
 
 // schema2Line is a schema-2 record as the reference harness writes it,
@@ -23,7 +24,7 @@ func schema2Line(runID string, ts time.Time, rowsPerS float64) string {
 		`"run":{"ts_ms":%d,"invocation_id":%q,"env_id":"c8g-8xl-ec2-docker","env_digest":"28d3432df6fc","harness_version":1,"dataset_version":"d2-60d7e5bb2a82","commit":"9daa373080ff","trigger":"manual",`+
 		`"infra":{"digest":"d867b69febf3","broker":"redpanda","broker_version":"v26.1.13","broker_image_digest":"sha256:%s","broker_cpus":"300000 100000","broker_memory":"8589934592",`+
 		`"clickhouse_version":"26.3.17.56","clickhouse_image_digest":"sha256:%s","clickhouse_cpus":"1600000 100000","clickhouse_memory":"17179869184","partitions":8,"registry":"redpanda-builtin","ceiling_msgs_per_s":300175,"ceiling_bytes_per_s":1220274633,"ceiling_rows_per_s":5988571}},`+
-		`"variant":{"parallelism":8},"metrics":{"rows_per_s":{"value":%g,"unit":"records/s","higher_is_better":true},"cores_used":{"value":5.5,"unit":"cores","higher_is_better":false}},"flags":[]}`,
+		`"variant":{"parallelism":8,"batches":1500000},"metrics":{"rows_per_s":{"value":%g,"unit":"records/s","higher_is_better":true},"cores_used":{"value":5.5,"unit":"cores","higher_is_better":false}},"flags":[]}`,
 		runID, strings.Repeat("a", 64), ts.UnixMilli(), runID, strings.Repeat("b", 64), strings.Repeat("c", 64), rowsPerS)
 }
 
@@ -102,5 +103,61 @@ func TestRecordsRoundTripWithTheReference(t *testing.T) {
 	}
 	if rep.ForeignRuns != 3 || rep.Records != 1 {
 		t.Errorf("%d foreign runs and %d records; want 3 and 1 (foreign runs are history only)", rep.ForeignRuns, rep.Records)
+	}
+}
+
+// TestReportSetsReferenceRecordsOnSpatecsDataset: the reference harness's
+// records of its corpus are read into the report's history under spatec's
+// name for that corpus and size, beside spatec's own runs of it, with their
+// rate as the harness's rate and never as spatec's.
+func TestReportSetsReferenceRecordsOnSpatecsDataset(t *testing.T) {
+	results := t.TempDir()
+	day := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
+	hist := filepath.Join(results, "c8g-8xl-ec2-docker", "vector", "2026-07.jsonl")
+	if err := os.MkdirAll(filepath.Dir(hist), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hist, []byte(schema2Line("019fb41a-9318-7c61-abe0-000000000001", day, 405_180)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id, err := record.NewRunID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := &record.Record{Schema: record.SchemaV1, Status: record.StatusOK, RunID: id, Rep: 1, Reps: 1,
+		SUT: record.SUT{Entrant: "vector", Variant: "default", Version: "0.57.0"},
+		Run: record.Run{Env: "local-containers", EnvDigest: "sha256:e", HarnessVersion: record.HarnessVersion, StartedAt: day.AddDate(0, 1, 0),
+			Dataset: record.Dataset{Workload: "sensor-batch", Version: sensorbatch.DatasetVersion, Messages: 1_500_000, ExpectedRows: 110_250_000}},
+		Metrics: map[string]record.Metric{
+			record.RowsPerS:        {Value: 470_000, Unit: "rows/s", HigherIsBetter: true},
+			record.HarnessRowsPerS: {Value: 455_000, Unit: "rows/s", HigherIsBetter: true},
+		},
+		Flags: []string{},
+	}
+	if err := record.Append(record.PathFor(results, own.Run.Env, "vector", own.Run.StartedAt), own); err != nil {
+		t.Fatal(err)
+	}
+	code, rout, rerr := cli(t, "report", "--format", "json", results)
+	if code != exitOK {
+		t.Fatalf("report: exit %d\n%s", code, rerr)
+	}
+	var rep report.Report
+	if err := json.Unmarshal([]byte(rout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.History) != 1 || len(rep.History[0].Sittings) != 2 {
+		t.Fatalf("history %+v; want vector's two sittings", rep.History)
+	}
+	ref, spatec := rep.History[0].Sittings[0], rep.History[0].Sittings[1]
+	for _, s := range []*report.Sitting{ref, spatec} {
+		if s.Dataset != sensorbatch.DatasetVersion || s.Messages != 1_500_000 || s.HarnessRowsPerS == nil {
+			t.Errorf("%s sitting on %s × %d, harness rate %v; want both on %s × 1500000 with the harness's rate", s.Source, s.Dataset, s.Messages, s.HarnessRowsPerS, sensorbatch.DatasetVersion)
+		}
+	}
+	if ref.Source != "schema-2" || *ref.HarnessRowsPerS != 405_180 || ref.RowsPerS != nil || spatec.RowsPerS == nil || *spatec.HarnessRowsPerS != 455_000 {
+		t.Errorf("the reference's sitting %+v, spatec's %+v; want the reference's rate as the harness's only", ref, spatec)
+	}
+	if rep.RankedBy != record.RowsPerS {
+		t.Errorf("the report ranks by %q", rep.RankedBy)
 	}
 }

@@ -100,7 +100,9 @@ func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // schema2History reads a results file of the reference harness's into the
-// report's history, saying per run which protocol it was measured under.
+// report's history, saying per run which protocol it was measured under,
+// with its dataset in spatec's name (so that it sits beside spatec's runs
+// of the same corpus) and its rate as the harness's, never as spatec's.
 func schema2History(path string) ([]report.HistoryRun, []record.Problem, bool) {
 	entries, problems, ok := interop.ReadFile(path)
 	if !ok {
@@ -111,7 +113,8 @@ func schema2History(path string) ([]report.HistoryRun, []record.Problem, bool) {
 		runs[i] = report.HistoryRun{
 			Source: "schema-2", Entrant: e.Entrant, Variant: e.Variant, Env: e.Env, EnvDigest: e.EnvDigest,
 			Started: e.Time(), Harness: fmt.Sprintf("%s %d", e.HarnessProtocol, e.HarnessVersion), ArmVersion: e.ArmVersion,
-			Status: e.Status, RowsPerS: e.RowsPerS, Cores: e.CoresUsed, Peak: e.PeakAnonBytes,
+			Status: e.Status, Dataset: e.DatasetVersion, Messages: e.Messages,
+			RowsPerS: e.RowsPerS, HarnessRowsPerS: e.HarnessRowsPerS, Cores: e.CoresUsed, Peak: e.PeakAnonBytes,
 		}
 	}
 	return runs, problems, true

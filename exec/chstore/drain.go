@@ -58,8 +58,9 @@ type DrainOptions struct {
 	// Identity is the SQL expression of a row's identity, whose distinct
 	// values are the rows landed ("id" when empty).
 	Identity string
-	// Since, when set, is when the drain began (the arm's start), if
-	// before the call: Elapsed and FirstRow count from it.
+	// Since, when set, is when the drain began (the arm's start, or the
+	// instant the caller opened its window), if not after the call:
+	// Elapsed and FirstRow count from it.
 	Since time.Time
 	// Stall, when positive, ends the drain as stalled when ClickHouse has
 	// answered no query for that long, when rows have landed and no new
@@ -71,9 +72,11 @@ type DrainOptions struct {
 	// its first insert lands nothing, so rows alone cannot tell it from one
 	// still starting; a counter that stops does. Read once a poll.
 	Activity func() (uint64, error)
-	// Progress, when not nil, is called after every poll with the count
-	// and the last measured distinct count (0 until count first reaches n).
-	Progress func(count, distinct uint64)
+	// Progress, when not nil, is called after every poll with the count,
+	// the last measured distinct count (0 until count first reaches n)
+	// and when the poll was answered, on Elapsed's clock: the poll that
+	// ends the drain is reported at Elapsed exactly.
+	Progress func(count, distinct uint64, at time.Duration)
 }
 
 // queryTimeout bounds one poll: a frozen server must not hold the watch.
@@ -129,7 +132,7 @@ func (s *Store) WaitDrained(ctx context.Context, table string, n uint64, o Drain
 		return Drain{}, fmt.Errorf("waiting for %s to drain: timeout %v must be positive", table, timeout)
 	}
 	start := time.Now()
-	if !o.Since.IsZero() && o.Since.Before(start) {
+	if !o.Since.IsZero() && !o.Since.After(start) {
 		start = o.Since
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
@@ -166,7 +169,7 @@ func (s *Store) WaitDrained(ctx context.Context, table string, n uint64, o Drain
 				d.FirstRow = d.Elapsed
 			}
 			if o.Progress != nil {
-				o.Progress(d.Count, d.Distinct)
+				o.Progress(d.Count, d.Distinct, d.Elapsed)
 			}
 			switch {
 			case d.Distinct > n:

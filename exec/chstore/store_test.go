@@ -118,7 +118,7 @@ func TestWaitDrainedEndsWhenDistinctReachesN(t *testing.T) {
 	s := openTestStore(t)
 	table := newTable(t, s)
 	ctx := testCtx(t)
-	var polls atomic.Int64
+	var polls, lastAt atomic.Int64
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -130,8 +130,9 @@ func TestWaitDrainedEndsWhenDistinctReachesN(t *testing.T) {
 		}
 		insertMessages(t, s, table, 0, 10)
 	}()
-	d, err := s.WaitDrained(ctx, table, uint64(spec.Rows()), DrainOptions{Timeout: 20 * time.Second, Progress: func(count, distinct uint64) {
+	d, err := s.WaitDrained(ctx, table, uint64(spec.Rows()), DrainOptions{Timeout: 20 * time.Second, Progress: func(count, distinct uint64, at time.Duration) {
 		polls.Add(1)
+		lastAt.Store(int64(at))
 		if distinct > count {
 			t.Errorf("progress reports %d distinct of %d rows", distinct, count)
 		}
@@ -145,6 +146,9 @@ func TestWaitDrainedEndsWhenDistinctReachesN(t *testing.T) {
 	}
 	if d.FirstRow <= 0 || d.FirstRow > d.Elapsed || d.Polls < 2 || polls.Load() != int64(d.Polls) {
 		t.Fatalf("drain %+v after %d progress calls: want a first row within the drain and one call per poll", d, polls.Load())
+	}
+	if at := time.Duration(lastAt.Load()); at != d.Elapsed {
+		t.Errorf("the last poll was reported at %v; the drain ended at %v, and a series must place its end where the window closed", at, d.Elapsed)
 	}
 	count, distinct, _ := s.Counts(ctx, table, "id")
 	if count != uint64(spec.Rows())+20 || distinct != uint64(spec.Rows()) {
@@ -174,7 +178,7 @@ func TestWaitDrainedInterruptedReportsBothCounts(t *testing.T) {
 	table := newTable(t, s)
 	insertMessages(t, s, table, 0, 100)
 	ctx, cancel := context.WithCancel(testCtx(t))
-	d, err := s.WaitDrained(ctx, table, 1000, DrainOptions{Timeout: time.Minute, Progress: func(uint64, uint64) { cancel() }})
+	d, err := s.WaitDrained(ctx, table, 1000, DrainOptions{Timeout: time.Minute, Progress: func(uint64, uint64, time.Duration) { cancel() }})
 	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrDrainTimeout) {
 		t.Fatalf("interrupted drain: got %v, want context.Canceled", err)
 	}

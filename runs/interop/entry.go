@@ -10,10 +10,21 @@
 //   - harness_version 1 is spatec's measurement protocol in one tool and the
 //     reference harness's in the other. Entries carry which tool's protocol
 //     the number belongs to, and an exported record says so in its note.
-//   - schema 2's "records/s" counts ClickHouse rows (one flattened event that
-//     survived the workload's filters), not Kafka messages, so it is rows/s
-//     with a factor of 1; but it counts every landed row (count(),
-//     duplicates included) where spatec counts distinct rows.
+//   - schema 2's rows_per_s and spatec's rows_per_s are two rates over two
+//     windows. Schema 2's "records/s" counts ClickHouse rows (one flattened
+//     event that survived the workload's filters), not Kafka messages, so it
+//     is rows/s with a factor of 1; it is count() (duplicates included) at
+//     the poll that reached the expected rows, over a window from the arm's
+//     start to that poll. spatec's rows_per_s is the N distinct rows over
+//     spatec's own window; spatec records the harness's definition too, as
+//     harness_rows_per_s, and that is the figure the two tools share:
+//     schema 2's rows_per_s is read into it, and exported from it.
+//   - dataset_version is derived by each tool from its own sources, so the
+//     labels never match as strings. The harness's label for its corpus,
+//     d2-60d7e5bb2a82, names the corpus spatec generates as
+//     sensor-batch@1c12224f4f7f (byte for byte, which the golden tests of
+//     workloads/sensor-batch check), and is mapped to and from it; the size
+//     is schema 2's variant.batches and spatec's run.dataset.messages.
 //   - peak_anon_bytes is the cgroup's anon alone in schema 2 and anon+shmem
 //     in spatec (contract C7), so a JVM keeping its heap in shared memory
 //     reads very differently.
@@ -71,9 +82,22 @@ type Entry struct {
 	// InfraDigest is spatec's run.infra_digest or schema 2's
 	// run.infra.digest: the infrastructure caps the arm ran beside.
 	InfraDigest string
-	// DatasetVersion names the corpus drained (spatec run.dataset.version,
-	// schema 2 run.dataset_version); the two tools' corpora differ.
+	// DatasetVersion names the corpus drained, in spatec's name for it:
+	// spatec's run.dataset.version, or schema 2's run.dataset_version read
+	// as spatec's label of the same corpus where there is one (the harness's
+	// d2-60d7e5bb2a82 is spatec's sensor-batch@1c12224f4f7f, the corpus both
+	// tools generate byte for byte), else as written. Entries of the two
+	// tools with the same DatasetVersion and Messages drained the same rows.
 	DatasetVersion string
+	// RecordedDatasetVersion is the dataset version as the record wrote
+	// it, for a schema-2 record whose label was read as spatec's.
+	RecordedDatasetVersion string
+	// Workload names the workload (spatec's run.dataset.workload; for
+	// schema 2, sensor-batch when its corpus is spatec's), and Messages
+	// how many of its messages were drained (spatec's run.dataset.messages,
+	// schema 2's variant.batches); "" and 0 when unknown.
+	Workload string
+	Messages int64
 
 	// StartedAt is when the run started: spatec's run.started_at. Schema 2
 	// does not record a start, so it is zero there.
@@ -107,10 +131,16 @@ type Entry struct {
 	// status that carries a measurement (ok, infra_bound in both tools): a
 	// failed run's partial numbers are not a measurement of the arm.
 	//
-	// RowsPerS is rows landed in ClickHouse per second of the window. From
-	// schema 2 it is metrics.rows_per_s, whose unit "records/s" means rows
-	// (factor 1), counted with duplicates; see Caveats.
+	// RowsPerS is spatec's rate: the N distinct rows over spatec's window
+	// (spatec's rows_per_s). Schema 2 has no such figure, so it is nil
+	// there.
 	RowsPerS *float64
+	// HarnessRowsPerS is the reference harness's rate: count() at the poll
+	// that reached the expected rows, duplicates included, over the window
+	// from the arm's start to that poll. From spatec it is
+	// harness_rows_per_s; from schema 2, metrics.rows_per_s, whose unit
+	// "records/s" means rows (factor 1).
+	HarnessRowsPerS *float64
 	// CoresUsed is the arm's mean cores over the window, data plane and
 	// control plane together, in both tools.
 	CoresUsed *float64
@@ -159,6 +189,8 @@ func FromRecord(file string, line int, r record.Record) Entry {
 		EnvDigest:             r.Run.EnvDigest,
 		InfraDigest:           r.Run.InfraDigest,
 		DatasetVersion:        r.Run.Dataset.Version,
+		Workload:              r.Run.Dataset.Workload,
+		Messages:              r.Run.Dataset.Messages,
 		StartedAt:             r.Run.StartedAt,
 		EndedAt:               r.Run.EndedAt,
 		HarnessVersion:        r.Run.HarnessVersion,
@@ -170,6 +202,7 @@ func FromRecord(file string, line int, r record.Record) Entry {
 	}
 	if r.Status.CarriesMeasurement() {
 		e.RowsPerS = spatecFigure(r.Metrics, record.RowsPerS, "rows/s")
+		e.HarnessRowsPerS = spatecFigure(r.Metrics, record.HarnessRowsPerS, "rows/s")
 		e.CoresUsed = spatecFigure(r.Metrics, record.CoresUsed, "cores")
 		e.PeakAnonBytes = spatecFigure(r.Metrics, record.PeakAnonBytes, "bytes")
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"spatec.dev/spatec/runs/record"
+	sensorbatch "spatec.dev/spatec/workloads/sensor-batch"
 )
 
 // Supplied holds the facts a schema-2 record requires that a spatec record
@@ -18,10 +19,11 @@ import (
 // ExportWith, and the exported note names every one as supplied at export
 // rather than recorded by spatec.
 type Supplied struct {
-	// Bench is schema 2's suite name. The reference's measurement suite is
-	// "kafka_avro_clickhouse", an Avro sensor-batch corpus; spatec's corpus
-	// is newline-delimited JSON events, a different workload, so no name is
-	// assumed for it.
+	// Bench is schema 2's suite name, which spatec does not record. The
+	// reference's one suite is "kafka_avro_clickhouse", its Avro
+	// sensor-batch corpus into ClickHouse: what spatec's sensor-batch
+	// workload runs too; spatec's json-rows workload is a suite the
+	// reference does not have.
 	Bench string
 	// Trigger is what caused the run: "nightly", "manual" or "release".
 	// spatec does not record it. "pr" and "tuning" are refused, because the
@@ -84,8 +86,16 @@ func Export(r record.Record) ([]byte, error) {
 // value and nothing in s is listed in a *MissingError. Units are converted
 // exactly (rows/s to records/s ×1, bytes/s to MB/s ÷10^6, s to µs ×10^6);
 // metrics schema 2 has no unit for (msg/s, counts of events) are left out and
-// named in the note. The note also says what the numbers mean where schema 2
-// would read them otherwise: harness_version numbers spatec's protocol, and
+// named in the note. Schema 2's rows_per_s is the reference harness's
+// rate, so it is written from spatec's harness_rows_per_s (the same
+// definition, from spatec's instants), and spatec's own rate and window go
+// out as spatec_rows_per_s and spatec_window_us. The dataset_version is the
+// reference harness's label for the one spatec dataset the golden tests of
+// workloads/sensor-batch find to be its corpus (with the size in
+// variant.batches, as the reference states it), and spatec's own label for
+// any other. The note says what the numbers mean where schema 2 would read
+// them otherwise: harness_version numbers spatec's protocol, rows_per_s is
+// the harness's definition, which dataset_version is carried and why, and
 // peak_anon_bytes counts anon+shmem.
 //
 // Statuses map faithfully: ok and infra_bound keep their names and metrics;
@@ -126,7 +136,7 @@ func ExportWith(r record.Record, s Supplied) ([]byte, error) {
 		out.Bench = s.Bench
 		supplied = append(supplied, "bench")
 	} else {
-		miss.need("bench", "spatec names no suite, and its JSON-event corpus is not the reference's kafka_avro_clickhouse")
+		miss.need("bench", "spatec records no suite name (the reference's kafka_avro_clickhouse is its sensor-batch corpus into ClickHouse)")
 	}
 
 	// The system under test. Schema 2 names one image per arm; spatec's
@@ -174,7 +184,9 @@ func ExportWith(r record.Record, s Supplied) ([]byte, error) {
 	} else {
 		out.Run.TsMs = uint64(r.Run.EndedAt.UnixMilli())
 	}
-	out.Run.EnvID, out.Run.EnvDigest, out.Run.DatasetVersion = r.Run.Env, r.Run.EnvDigest, r.Run.Dataset.Version
+	out.Run.EnvID, out.Run.EnvDigest = r.Run.Env, r.Run.EnvDigest
+	var harnessCorpus bool
+	out.Run.DatasetVersion, harnessCorpus, notes = exportDataset(r.Run.Dataset, notes)
 	for _, f := range []struct{ field, value, spatec string }{
 		{"run.env_id", r.Run.Env, "run.env"},
 		{"run.env_digest", r.Run.EnvDigest, "run.env_digest"},
@@ -188,7 +200,7 @@ func ExportWith(r record.Record, s Supplied) ([]byte, error) {
 		miss.need("run.harness_version", "spatec's run.harness_version is unset")
 	} else {
 		out.Run.HarnessVersion = uint64(r.Run.HarnessVersion)
-		notes = append(notes, fmt.Sprintf("harness_version %d is spatec's measurement protocol %d (a drain until distinct rows reach N, spatec's gates), not the reference harness's protocol %d; do not compare this record with reference records",
+		notes = append(notes, fmt.Sprintf("harness_version %d is spatec's measurement protocol %d (a drain until distinct rows reach N, spatec's sampler and gates), not the reference harness's protocol %d: only rows_per_s follows the reference's definition, and the other figures are not to be compared with reference records",
 			r.Run.HarnessVersion, r.Run.HarnessVersion, r.Run.HarnessVersion))
 		if r.Run.HarnessVersion >= 2 {
 			miss.need("run.invocation_id", "the reference requires one from harness_version 2 on, and spatec records no invocation id")
@@ -315,6 +327,16 @@ func ExportWith(r record.Record, s Supplied) ([]byte, error) {
 		}
 		out.Variant[k] = b
 	}
+	// The reference's label covers its corpus at any size, and states the
+	// size in variant.batches, which its site keeps records apart by.
+	if n := r.Run.Dataset.Messages; harnessCorpus && n > 0 {
+		if _, taken := out.Variant["batches"]; taken {
+			notes = append(notes, fmt.Sprintf("variant.batches is spatec's knob of that name, not the %d batches drained (run.dataset.messages)", n))
+		} else {
+			out.Variant["batches"] = json.RawMessage(strconv.FormatInt(n, 10))
+			notes = append(notes, "variant.batches is the batches drained, spatec's run.dataset.messages")
+		}
+	}
 
 	// The numbers, only where schema 2 allows them.
 	out.Metrics = map[string]s2Metric{}
@@ -427,8 +449,14 @@ func exportMetrics(in map[string]record.Metric, out map[string]s2Metric) []strin
 	if len(conversion) > 0 {
 		notes = append(notes, "units converted: "+strings.Join(sortedKeys(conversion), ", "))
 	}
-	if _, ok := out[record.RowsPerS]; ok {
-		notes = append(notes, "rows_per_s is distinct rows (the expected N) over spatec's drain window")
+	if _, ok := out[s2RowsPerS]; ok {
+		notes = append(notes, "rows_per_s is the reference harness's definition, computed by spatec from its own instants (spatec's harness_rows_per_s): "+
+			"the rows count() gave at the first poll that reached the expected rows, duplicates included, over harness_window_us, from the arm's last container start to that poll")
+	} else {
+		notes = append(notes, "no rows_per_s: the record carries no harness_rows_per_s (the arm's start was not recorded, or the drain did not complete), so the reference harness's figure cannot be given")
+	}
+	if _, ok := out[exportName[record.RowsPerS]]; ok {
+		notes = append(notes, "spatec_rows_per_s is spatec's own rate, the N distinct rows over spatec_window_us (from when spatec began to watch the table, the caps verified, to the poll that saw N distinct rows); cores_used and the other rates are over spatec's window too")
 	}
 	var anon []string
 	for _, k := range []string{record.PeakAnonBytes, record.DataPlanePeakAnonBytes} {
@@ -451,6 +479,9 @@ func exportMetrics(in map[string]record.Metric, out map[string]s2Metric) []strin
 // Each conversion is one IEEE-754 multiplication or division by a power of
 // ten, or none, so the result is the exact value correctly rounded.
 func convertMetric(name string, m record.Metric) (to, unit string, value float64, how, why string) {
+	if renamed, ok := exportName[name]; ok {
+		name = renamed
+	}
 	base, suffix, _ := strings.Cut(name, ".")
 	if suffix != "" {
 		suffix = "." + suffix
@@ -477,6 +508,41 @@ func convertMetric(name string, m record.Metric) (to, unit string, value float64
 		return name, m.Unit, m.Value, "", ""
 	}
 	return "", "", 0, "", fmt.Sprintf("unit %q has no schema-2 counterpart", m.Unit)
+}
+
+// s2RowsPerS is schema 2's throughput: the reference harness's definition.
+const s2RowsPerS = "rows_per_s"
+
+// exportName renames the spatec metrics whose schema-2 names mean
+// something else: schema 2's rows_per_s is the reference harness's rate,
+// which spatec records as harness_rows_per_s, so spatec's own rate and
+// window go out under names of their own.
+var exportName = map[string]string{
+	record.HarnessRowsPerS: s2RowsPerS,
+	record.RowsPerS:        "spatec_rows_per_s",
+	record.WindowSeconds:   "spatec_window_s",
+}
+
+// exportDataset returns the dataset_version a record is exported with,
+// whether it is the reference harness's label (its corpus is the
+// harness's), and notes with what it is. The harness's label is carried
+// for the one spatec dataset the golden tests of workloads/sensor-batch
+// find to be its corpus; any other dataset keeps spatec's own label.
+func exportDataset(d record.Dataset, notes []string) (string, bool, []string) {
+	if strings.TrimSpace(d.Version) == "" {
+		return d.Version, false, notes // refused as missing
+	}
+	if label, ok := sensorbatch.HarnessLabel(d.Version); ok {
+		return label, true, append(notes, fmt.Sprintf(
+			"dataset_version %s is the reference harness's label for its corpus, carried because this record's dataset, spatec's %s, is that corpus: "+
+				"its first %d batches have the harness's golden fingerprints (workloads/sensor-batch, TestHarnessLabelIsLicensedByTheGoldenFingerprints)",
+			label, d.Version, sensorbatch.HarnessGolden().Batches))
+	}
+	why := "the reference harness has no corpus of that workload"
+	if d.Workload == "sensor-batch" || strings.HasPrefix(d.Version, "sensor-batch@") {
+		why = fmt.Sprintf("it is not %s, the sensor-batch corpus whose fingerprints match the harness's, so the harness's label %s does not name it", sensorbatch.DatasetVersion, sensorbatch.HarnessDatasetVersion)
+	}
+	return d.Version, false, append(notes, fmt.Sprintf("dataset_version %s is spatec's own label: %s", d.Version, why))
 }
 
 // armThrottled reports whether spatec saw any of the arm's own containers

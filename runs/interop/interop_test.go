@@ -12,11 +12,18 @@ import (
 	"time"
 
 	"spatec.dev/spatec/runs/record"
+	sensorbatch "spatec.dev/spatec/workloads/sensor-batch"
 )
 
 var (
 	started = time.Date(2026, 8, 3, 14, 0, 0, 0, time.UTC)
 	ended   = started.Add(47*time.Second + 250*time.Millisecond)
+	// The arm's last container started 30.8 s into the run, spatec's
+	// window opened 800 ms later, and the reference harness's closed at
+	// the poll 100 ms before spatec's.
+	armStarted   = started.Add(30800 * time.Millisecond)
+	windowOpened = armStarted.Add(800 * time.Millisecond)
+	harnessSpan  = record.Span{OpenedAt: armStarted, ClosedAt: windowOpened.Add(46400 * time.Millisecond), DurationS: 47.2, Rows: 400_000_003}
 )
 
 func digest(c string) string { return "sha256:" + strings.Repeat(c, 64) }
@@ -61,8 +68,9 @@ func measured(t *testing.T) record.Record {
 				"jobmanager":        {"cpu.max": "100000 100000\n", "memory.max": "2147483648\n", "memory.swap.max": "0\n"},
 				"taskmanager":       {"cpu.max": "600000 100000\n", "memory.max": "25769803776\n", "memory.swap.max": "0\n"},
 			},
-			Dataset: record.Dataset{Version: "corpus-v1", Messages: 50_000_000, ExpectedRows: 400_000_000},
-			Window:  record.Window{SamplerPeriodS: 0.1, DurationS: 46.5},
+			Dataset: record.Dataset{Workload: "sensor-batch", Version: sensorbatch.DatasetVersion, Messages: 5_442_177, ExpectedRows: 400_000_000},
+			Window: record.Window{SamplerPeriodS: 0.1, DurationS: 46.5, OpenedAt: windowOpened, ClosedAt: windowOpened.Add(46500 * time.Millisecond),
+				Harness: &harnessSpan},
 			Ceilings: map[string]record.Metric{
 				"broker_msgs_per_s":     m(2_150_000.4, "msg/s", true),
 				"broker_bytes_per_s":    m(1_100_800_000, "bytes/s", true),
@@ -73,6 +81,8 @@ func measured(t *testing.T) record.Record {
 		Variant: map[string]any{"parallelism": 32.0, "sink_batch_rows": 100000.0, "format": "jdbc"},
 		Metrics: map[string]record.Metric{
 			record.RowsPerS:                   m(8_602_150.5, "rows/s", true),
+			record.HarnessRowsPerS:            m(harnessSpan.RowsPerS(), "rows/s", true),
+			record.HarnessWindowSeconds:       m(47.2, "s", false),
 			record.MsgsPerS:                   m(1_075_268.8, "msg/s", true),
 			record.BytesPerS:                  m(550_537_634.4, "bytes/s", true),
 			record.CoresUsed:                  m(5.75, "cores", false),
@@ -157,9 +167,11 @@ func TestExportedMeasuredRecordPassesTheReferenceRules(t *testing.T) {
 		name, unit string
 		want       float64
 	}{
-		{"rows_per_s", "records/s", 8_602_150.5},
+		{"rows_per_s", "records/s", harnessSpan.RowsPerS()},
+		{"harness_window_us", "us", 47.2e6},
+		{"spatec_rows_per_s", "records/s", 8_602_150.5},
+		{"spatec_window_us", "us", 46.5e6},
 		{"bytes_per_s", "MB/s", 550_537_634.4 / 1e6},
-		{"window_us", "us", 46.5e6},
 		{"throttled_us.taskmanager", "us", 12.75e6},
 		{"cores_used", "cores", 5.75},
 		{"peak_anon_bytes", "bytes", 21_995_020_288},
@@ -171,7 +183,7 @@ func TestExportedMeasuredRecordPassesTheReferenceRules(t *testing.T) {
 			t.Errorf("metrics.%s = %v %q (present %v); want %v %q", c.name, v, u, ok, c.want, c.unit)
 		}
 	}
-	for _, gone := range []string{"msgs_per_s", "oom_kills.taskmanager", "window_s", "throttled_s.taskmanager"} {
+	for _, gone := range []string{"msgs_per_s", "oom_kills.taskmanager", "window_s", "window_us", "throttled_s.taskmanager", "harness_rows_per_s", "harness_window_s"} {
 		if _, _, ok := metric(gone); ok {
 			t.Errorf("metrics.%s was exported; schema 2 has no unit for it under that name", gone)
 		}
@@ -188,7 +200,8 @@ func TestExportedMeasuredRecordPassesTheReferenceRules(t *testing.T) {
 		"run.ts_ms":                           float64(ended.UnixMilli()),
 		"run.env_id":                          "bench-96c",
 		"run.harness_version":                 float64(record.HarnessVersion),
-		"run.dataset_version":                 "corpus-v1",
+		"run.dataset_version":                 "d2-60d7e5bb2a82",
+		"variant.batches":                     float64(5_442_177),
 		"run.commit":                          "76c8f2b",
 		"run.trigger":                         "manual",
 		"run.infra.digest":                    digest("1"),
@@ -216,6 +229,11 @@ func TestExportedMeasuredRecordPassesTheReferenceRules(t *testing.T) {
 	note, _ := m["note"].(string)
 	for _, want := range []string{
 		"harness_version 1 is spatec's measurement protocol",
+		"only rows_per_s follows the reference's definition",
+		"rows_per_s is the reference harness's definition, computed by spatec from its own instants (spatec's harness_rows_per_s)",
+		"spatec_rows_per_s is spatec's own rate, the N distinct rows over spatec_window_us",
+		"dataset_version d2-60d7e5bb2a82 is the reference harness's label for its corpus, carried because this record's dataset, spatec's sensor-batch@1c12224f4f7f, is that corpus: its first 1000 batches have the harness's golden fingerprints",
+		"variant.batches is the batches drained",
 		"peak_anon_bytes and data_plane_peak_anon_bytes count anon+shmem",
 		"msgs_per_s",
 		"peak_lifetime",
@@ -290,7 +308,7 @@ func TestExportMapsStatusesFaithfully(t *testing.T) {
 		want   string
 		note   string
 	}{
-		{record.StatusInfraBound, "infra_bound", "rows_per_s is distinct rows"},
+		{record.StatusInfraBound, "infra_bound", "rows_per_s is the reference harness's definition"},
 		{record.StatusFailed, "failed", "not carried: schema 2 allows no metrics on a failed record"},
 		{record.StatusRefused, "failed", "spatec status refused"},
 	} {
@@ -351,7 +369,7 @@ func baseSchema2() map[string]any {
 				"partitions": 8, "registry": "redpanda-builtin", "ceiling_msgs_per_s": 300175,
 			},
 		},
-		"variant": map[string]any{"mode": "drain", "approach": "realistic", "wire_format": "native"},
+		"variant": map[string]any{"mode": "drain", "approach": "realistic", "wire_format": "native", "batches": 1500000},
 		"metrics": map[string]any{
 			"rows_per_s":      metric(405180.5, "records/s", true),
 			"cores_used":      metric(5.25, "cores", false),
@@ -405,8 +423,11 @@ func TestReadSchema2MapsFiguresAndNamesWhatIsNotCarried(t *testing.T) {
 	if e.Source != SourceSchema2 || e.File != path || e.Line != 1 || e.HarnessProtocol != SourceSchema2 || e.HarnessVersion != 1 {
 		t.Errorf("provenance %+v", e)
 	}
-	if e.RowsPerS == nil || *e.RowsPerS != 405180.5 {
-		t.Errorf("RowsPerS %v; want 405180.5 (records/s are rows/s)", e.RowsPerS)
+	if e.HarnessRowsPerS == nil || *e.HarnessRowsPerS != 405180.5 || e.RowsPerS != nil {
+		t.Errorf("HarnessRowsPerS %v, RowsPerS %v; want 405180.5 as the harness's rate (records/s are rows/s), and no spatec rate", e.HarnessRowsPerS, e.RowsPerS)
+	}
+	if e.DatasetVersion != sensorbatch.DatasetVersion || e.RecordedDatasetVersion != "d2-60d7e5bb2a82" || e.Workload != "sensor-batch" || e.Messages != 1_500_000 {
+		t.Errorf("dataset %s (recorded %s), workload %q, %d messages; want spatec's %s, 1500000 batches", e.DatasetVersion, e.RecordedDatasetVersion, e.Workload, e.Messages, sensorbatch.DatasetVersion)
 	}
 	if e.CoresUsed == nil || *e.CoresUsed != 5.25 || e.PeakAnonBytes == nil || *e.PeakAnonBytes != 734003200 || e.PeakAnonIncludesShmem {
 		t.Errorf("cores %v, peak %v (shmem %v); want 5.25, 734003200 anon alone", e.CoresUsed, e.PeakAnonBytes, e.PeakAnonIncludesShmem)
@@ -415,7 +436,7 @@ func TestReadSchema2MapsFiguresAndNamesWhatIsNotCarried(t *testing.T) {
 		t.Errorf("started %v ended %v; schema 2 records only when the record was built", e.StartedAt, e.EndedAt)
 	}
 	if e.Entrant != "vector" || e.Variant != "native" || e.Env != "c8g-8xl-ec2-docker" || e.EnvDigest != "28d3432df6fc" ||
-		e.InfraDigest != "d867b69febf3" || e.DatasetVersion != "d2-60d7e5bb2a82" || e.ArmVersion != "0.57.0" || e.Status != "ok" {
+		e.InfraDigest != "d867b69febf3" || e.ArmVersion != "0.57.0" || e.Status != "ok" {
 		t.Errorf("identity %+v", e)
 	}
 	for _, want := range []string{"bench", "run.trigger", "run.invocation_id", "run.infra.partitions", "sut.image_digest",
@@ -424,14 +445,14 @@ func TestReadSchema2MapsFiguresAndNamesWhatIsNotCarried(t *testing.T) {
 			t.Errorf("Unmapped lacks %s: %v", want, e.Unmapped)
 		}
 	}
-	for _, carried := range []string{"metrics.rows_per_s", "metrics.cores_used", "run.env_id", "note", "run.infra.ceiling_bytes_per_s"} {
+	for _, carried := range []string{"metrics.rows_per_s", "metrics.cores_used", "run.env_id", "note", "run.infra.ceiling_bytes_per_s", "variant.batches"} {
 		if slices.Contains(e.Unmapped, carried) {
 			t.Errorf("Unmapped lists %s, which is carried or absent", carried)
 		}
 	}
 
 	f := entries[1]
-	if f.Line != 3 || f.Status != "failed" || f.RowsPerS != nil || f.CoresUsed != nil || f.ArmVersion != "4f1c2ab" || f.Note != "REFUSED: pinned version mismatch" {
+	if f.Line != 3 || f.Status != "failed" || f.HarnessRowsPerS != nil || f.CoresUsed != nil || f.ArmVersion != "4f1c2ab" || f.Note != "REFUSED: pinned version mismatch" {
 		t.Errorf("failed entry %+v", f)
 	}
 }
@@ -523,7 +544,8 @@ func TestARealReferenceRecordIsAcceptedAndRead(t *testing.T) {
 		t.Fatalf("%d entries, problems %v", len(entries), problems)
 	}
 	e := entries[0]
-	if e.Entrant != "flink" || e.Variant != "rowbinary-nt" || e.RowsPerS == nil || *e.RowsPerS != 2160790.231856222 ||
+	if e.Entrant != "flink" || e.Variant != "rowbinary-nt" || e.HarnessRowsPerS == nil || *e.HarnessRowsPerS != 2160790.231856222 || e.RowsPerS != nil ||
+		e.DatasetVersion != sensorbatch.DatasetVersion || e.Messages != 1_500_000 ||
 		e.CoresUsed == nil || *e.CoresUsed != 5.240895498108696 || e.PeakAnonBytes == nil || *e.PeakAnonBytes != 21995020288 {
 		t.Errorf("entry %+v", e)
 	}
@@ -642,12 +664,99 @@ func TestFromRecordCarriesSpatecFigures(t *testing.T) {
 		!e.EndedAt.Equal(ended) || e.EnvDigest != digest("e") || e.InfraDigest != digest("1") || !e.PeakAnonIncludesShmem {
 		t.Errorf("entry %+v", e)
 	}
-	if e.RowsPerS == nil || *e.RowsPerS != 8_602_150.5 || e.CoresUsed == nil || *e.CoresUsed != 5.75 ||
+	if e.RowsPerS == nil || *e.RowsPerS != 8_602_150.5 || e.HarnessRowsPerS == nil || *e.HarnessRowsPerS != harnessSpan.RowsPerS() ||
+		e.DatasetVersion != sensorbatch.DatasetVersion || e.Workload != "sensor-batch" || e.Messages != 5_442_177 ||
+		e.CoresUsed == nil || *e.CoresUsed != 5.75 ||
 		e.PeakAnonBytes == nil || *e.PeakAnonBytes != 21_995_020_288 || e.Unmapped != nil {
 		t.Errorf("figures %+v", e)
 	}
 	r.Status = record.StatusFailed
-	if e := FromRecord("f", 1, r); e.RowsPerS != nil || e.CoresUsed != nil || e.PeakAnonBytes != nil {
+	if e := FromRecord("f", 1, r); e.RowsPerS != nil || e.HarnessRowsPerS != nil || e.CoresUsed != nil || e.PeakAnonBytes != nil {
 		t.Error("a failed run's partial figures were carried as a measurement")
+	}
+}
+
+// The reference harness's dataset_version is carried for the one spatec
+// dataset whose corpus has its golden fingerprints; every other dataset
+// keeps spatec's own label, and the note says why.
+func TestExportCarriesTheHarnessLabelOnlyForItsCorpus(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		dataset          record.Dataset
+		version, note    string
+		batches          any
+		notesVariantSize bool
+	}{
+		{"the harness's corpus, a quarter of it", record.Dataset{Workload: "sensor-batch", Version: sensorbatch.DatasetVersion, Messages: 375_000},
+			"d2-60d7e5bb2a82", "is that corpus: its first 1000 batches have the harness's golden fingerprints", float64(375_000), true},
+		{"another sensor-batch corpus", record.Dataset{Workload: "sensor-batch", Version: "sensor-batch@9bc54b34ead3", Messages: 1_500_000},
+			"sensor-batch@9bc54b34ead3", "dataset_version sensor-batch@9bc54b34ead3 is spatec's own label: it is not sensor-batch@1c12224f4f7f, the sensor-batch corpus whose fingerprints match the harness's", nil, false},
+		{"json-rows", record.Dataset{Workload: "json-rows", Version: "json-rows@39afa9d73c30", Messages: 100_000},
+			"json-rows@39afa9d73c30", "dataset_version json-rows@39afa9d73c30 is spatec's own label: the reference harness has no corpus of that workload", nil, false},
+	} {
+		r := measured(t)
+		r.Run.Dataset = c.dataset
+		r.Run.Dataset.ExpectedRows = 400_000_000
+		line, err := ExportWith(r, supplied)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		m := decodeMap(t, line)
+		note, _ := m["note"].(string)
+		if got := dig(m, "run", "dataset_version"); got != c.version || !strings.Contains(note, c.note) {
+			t.Errorf("%s: dataset_version %v; want %s, and the note to say %q:\n%s", c.name, got, c.version, c.note, note)
+		}
+		if got := dig(m, "variant", "batches"); got != c.batches || strings.Contains(note, "variant.batches is the batches drained") != c.notesVariantSize {
+			t.Errorf("%s: variant.batches %v; want %v (the size beside the harness's label only)", c.name, got, c.batches)
+		}
+	}
+}
+
+// A spatec record exported and read back meets spatec's own records on one
+// dataset, of one size, with the reference harness's rate where an Entry
+// keeps it: a report sets them side by side.
+func TestExportAndReadBackMeetOnOneDataset(t *testing.T) {
+	r := measured(t)
+	line, err := ExportWith(r, supplied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, problems := ReadSchema2(writeLines(t, string(line)+"\n"))
+	if len(problems) > 0 || len(entries) != 1 {
+		t.Fatalf("%d entries, problems %v", len(entries), problems)
+	}
+	back, own := entries[0], FromRecord("results/bench-96c/flink/2026-08.jsonl", 1, r)
+	if back.DatasetVersion != own.DatasetVersion || back.Workload != own.Workload || back.Messages != own.Messages {
+		t.Errorf("read back as %s (%s, %d messages); spatec's record is %s (%s, %d)", back.DatasetVersion, back.Workload, back.Messages, own.DatasetVersion, own.Workload, own.Messages)
+	}
+	if back.HarnessRowsPerS == nil || own.HarnessRowsPerS == nil || *back.HarnessRowsPerS != *own.HarnessRowsPerS || back.RowsPerS != nil {
+		t.Errorf("the harness's rate read back %v, recorded %v; spatec's read back %v (want none: schema 2's rows_per_s is the harness's)", back.HarnessRowsPerS, own.HarnessRowsPerS, back.RowsPerS)
+	}
+	if slices.Contains(back.Unmapped, "metrics.rows_per_s") || !slices.Contains(back.Unmapped, "metrics.spatec_rows_per_s") {
+		t.Errorf("unmapped %v; want rows_per_s carried and spatec's own rate named as not", back.Unmapped)
+	}
+}
+
+// A record without the reference harness's rate (from before it was
+// recorded) is exported without a rows_per_s, never with spatec's rate
+// under that name.
+func TestExportWithoutTheHarnessRateSaysSo(t *testing.T) {
+	r := measured(t)
+	delete(r.Metrics, record.HarnessRowsPerS)
+	delete(r.Metrics, record.HarnessWindowSeconds)
+	r.Run.Window.Harness = nil
+	line, err := ExportWith(r, supplied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := decodeMap(t, line)
+	if _, ok := dig(m, "metrics", "rows_per_s").(map[string]any); ok {
+		t.Error("rows_per_s was exported without the harness's figure")
+	}
+	if v, _ := dig(m, "metrics", "spatec_rows_per_s", "value").(float64); v != 8_602_150.5 {
+		t.Errorf("spatec_rows_per_s %v; want spatec's own rate", v)
+	}
+	if note, _ := m["note"].(string); !strings.Contains(note, "no rows_per_s: the record carries no harness_rows_per_s") {
+		t.Errorf("the note does not say why there is no rows_per_s:\n%s", note)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"spatec.dev/spatec/runs/record"
+	sensorbatch "spatec.dev/spatec/workloads/sensor-batch"
 )
 
 // ReadSchema2 reads a JSONL file of schema-2 records into Entries, in file
@@ -149,6 +150,7 @@ func entryFromSchema2(file string, line int, r *s2Record, unknown []string) Entr
 		EnvDigest:       r.Run.EnvDigest,
 		InfraDigest:     r.Run.Infra.Digest,
 		DatasetVersion:  r.Run.DatasetVersion,
+		Messages:        variantInt(r.Variant, "batches"),
 		EndedAt:         time.UnixMilli(int64(r.Run.TsMs)).UTC(),
 		HarnessVersion:  int(r.Run.HarnessVersion),
 		HarnessProtocol: SourceSchema2,
@@ -167,12 +169,18 @@ func entryFromSchema2(file string, line int, r *s2Record, unknown []string) Entr
 	}
 	e.Caveats = append(e.Caveats, fmt.Sprintf(
 		"harness_version %d is the reference harness's protocol, not spatec's protocol of the same number", r.Run.HarnessVersion))
+	if v, ok := sensorbatch.SpatecLabel(r.Run.DatasetVersion); ok {
+		e.DatasetVersion, e.RecordedDatasetVersion, e.Workload = v, r.Run.DatasetVersion, "sensor-batch"
+		e.Caveats = append(e.Caveats, fmt.Sprintf(
+			"dataset_version %s is the reference harness's label for the corpus spatec generates as %s (byte for byte: the harness's golden fingerprints, checked by workloads/sensor-batch's golden tests), read as spatec's",
+			r.Run.DatasetVersion, v))
+	}
 
 	mapped := map[string]bool{}
 	if s2CarriesMetrics(r.Status) {
 		if v, ok := s2Figure(r.Metrics, "rows_per_s", "records/s"); ok {
-			e.RowsPerS, mapped["rows_per_s"] = v, true
-			e.Caveats = append(e.Caveats, "rows_per_s: schema 2's records/s is ClickHouse rows per second (factor 1), counting every landed row, duplicates included, over a window from arm start to drain end; spatec counts distinct rows")
+			e.HarnessRowsPerS, mapped["rows_per_s"] = v, true
+			e.Caveats = append(e.Caveats, "rows_per_s: schema 2's records/s is ClickHouse rows per second (factor 1): count() at the poll that reached the expected rows, duplicates included, over the harness's window from the arm's start to that poll; read as harness_rows_per_s, which spatec records by the same definition, not as spatec's rows_per_s (N distinct rows over spatec's window)")
 		}
 		if v, ok := s2Figure(r.Metrics, "cores_used", "cores"); ok {
 			e.CoresUsed, mapped["cores_used"] = v, true
@@ -220,7 +228,7 @@ func entryFromSchema2(file string, line int, r *s2Record, unknown []string) Entr
 		add("run.infra."+f.name, f.has)
 	}
 	for _, k := range sortedKeys(r.Variant) {
-		un = append(un, "variant."+k)
+		add("variant."+k, k != "batches" || e.Messages == 0)
 	}
 	for _, k := range sortedKeys(r.Metrics) {
 		add("metrics."+k, !mapped[k])
@@ -270,4 +278,13 @@ func ReadFile(path string) (entries []Entry, problems []record.Problem, handled 
 	}
 	entries, problems = ReadSchema2(path)
 	return entries, problems, true
+}
+
+// variantInt is a schema-2 variant knob that holds a positive integer, or 0.
+func variantInt(v map[string]json.RawMessage, name string) int64 {
+	var n int64
+	if raw, ok := v[name]; !ok || json.Unmarshal(raw, &n) != nil || n < 0 {
+		return 0
+	}
+	return n
 }

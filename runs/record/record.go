@@ -96,8 +96,37 @@ func KnownUnit(u string) bool { return slices.Contains(KnownUnits, u) }
 // Metric names the report reads and the executor writes. The names are the
 // contract between the two; C7, C8 and C13 require most of them on every
 // measured record.
+//
+// Two throughputs are recorded, each over a window of its own, and each
+// window's bounds are in run.window:
+//
+//   - RowsPerS is spatec's, the one a report ranks by: the N distinct rows
+//     over WindowSeconds, spatec's window (run.window.opened_at to
+//     closed_at). It opens when spatec starts watching the table: on Docker
+//     once every container of the arm is started and its caps verified
+//     (C6), no row having landed yet; on Kubernetes at the start of the
+//     arm's first container. It closes at the poll (every 100 ms) that saw
+//     the distinct rows reach N.
+//   - HarnessRowsPerS is the public reference harness's (spate-etl/benchmark,
+//     harness/src/sampler.rs SutCost::rows_per_s over window_s): the rows
+//     ClickHouse counted (count(), duplicates included) at the first poll
+//     that saw count() reach N, over HarnessWindowSeconds
+//     (run.window.harness), from the start of the arm's last container
+//     (the harness starts its sampler once every container of the arm is
+//     running) to that poll. It is what an export to schema 2 calls
+//     rows_per_s. HarnessSpan computes it from the record and its series.
+//
+// Every other rate (MsgsPerS, BytesPerS) and the means (cores) are over
+// spatec's window.
 const (
-	RowsPerS = "rows_per_s" // distinct rows landed / drain window (rows/s)
+	RowsPerS = "rows_per_s" // distinct rows landed / spatec's window (rows/s); the rate a report ranks by
+	// HarnessRowsPerS is count() at the first poll that reached N over
+	// HarnessWindowSeconds: the reference harness's definition.
+	HarnessRowsPerS = "harness_rows_per_s"
+	// HarnessWindowSeconds is the length of the reference harness's window:
+	// from the arm's last container start to the first poll that counted N
+	// rows (run.window.harness).
+	HarnessWindowSeconds = "harness_window_s"
 	// RowsInFlight is the rows the arm may hold at once by its
 	// configuration (#Entrant.inFlight), for memory per row in flight.
 	RowsInFlight = "rows_in_flight"
@@ -118,7 +147,7 @@ const (
 	DistinctRows               = "distinct_rows"                 // distinct rows landed (C13)
 	LandedRows                 = "landed_rows"                   // count(), duplicates included (C13)
 	DuplicateRows              = "duplicate_rows"                // count − distinct (C13)
-	WindowSeconds              = "window_s"                      // length of the measurement window
+	WindowSeconds              = "window_s"                      // length of spatec's window (run.window.opened_at to closed_at)
 	JVMHeapConfiguredBytes     = "jvm_heap_configured_bytes"     // C9
 	JVMHeapCommittedPeakBytes  = "jvm_heap_committed_peak_bytes" // C9
 	JVMHeapLivePeakBytes       = "jvm_heap_live_peak_bytes"      // C9
@@ -205,6 +234,10 @@ type Container struct {
 	// Node is the Kubernetes node the container's pod ran on, where its
 	// caps were read back and its usage sampled; empty on Docker.
 	Node string `json:"node,omitempty"`
+	// StartedAt is when an arm's container started (the engine's start
+	// returned, or on Kubernetes the start its node recorded): the latest
+	// of them opens the reference harness's window (run.window.harness).
+	StartedAt time.Time `json:"started_at,omitzero"`
 }
 
 // Run is the provenance of a record: what it may be compared with.
@@ -297,11 +330,22 @@ const (
 	GateDuplicates = "duplicates"
 )
 
-// Window describes the measurement window, which bounds how finely two runs
-// can be told apart.
+// Window describes the measurement windows: spatec's, which bounds how
+// finely two runs can be told apart, and the reference harness's.
 type Window struct {
 	SamplerPeriodS float64 `json:"sampler_period_s"`
-	DurationS      float64 `json:"duration_s"`
+	// DurationS is the length of spatec's window (the metric window_s),
+	// which rows_per_s divides by.
+	DurationS float64 `json:"duration_s"`
+	// OpenedAt and ClosedAt bound spatec's window: from when spatec began
+	// to watch the table to the poll that saw N distinct rows (or the end
+	// of waiting). OpenedAt is also the zero of the series' rows.t_ms.
+	OpenedAt time.Time `json:"opened_at,omitzero"`
+	ClosedAt time.Time `json:"closed_at,omitzero"`
+	// Harness is the window of the reference harness's definition, which
+	// harness_rows_per_s divides by; absent when the drain did not
+	// complete or the arm's start was not recorded.
+	Harness *Span `json:"harness,omitempty"`
 }
 
 // Resolution is the relative resolution of a rate measured over the window:
@@ -397,8 +441,35 @@ func (r *Record) Check() []string {
 	if s := r.Series; s != nil && (s.File == "" || !sha256Hex.MatchString(s.SHA256)) {
 		add("series names file %q with sha256 %q; it needs both, the digest as 64 hex digits", s.File, s.SHA256)
 	}
+	out = append(out, r.checkHarnessWindow()...)
 	if r.Status.CarriesMeasurement() && len(r.Metrics) == 0 {
 		add("status %s says the run was measured, but metrics is empty; a run with no measurement is failed", r.Status)
+	}
+	return out
+}
+
+// checkHarnessWindow returns what disagrees between the reference
+// harness's rate, its window's length and the window's bounds: a reader
+// recomputing one from the others must get the same figure.
+func (r *Record) checkHarnessWindow() []string {
+	rate, hasRate := r.Metrics[HarnessRowsPerS]
+	length, hasLength := r.Metrics[HarnessWindowSeconds]
+	h := r.Run.Window.Harness
+	switch {
+	case h == nil && (hasRate || hasLength):
+		return []string{fmt.Sprintf("metrics carry %s or %s but run.window.harness is absent: the reference harness's rate is recorded with its window's bounds", HarnessRowsPerS, HarnessWindowSeconds)}
+	case h == nil:
+		return nil
+	}
+	var out []string
+	if d := h.ClosedAt.Sub(h.OpenedAt).Seconds(); d != h.DurationS || d <= 0 {
+		out = append(out, fmt.Sprintf("run.window.harness runs %v to %v (%v s), but its duration_s is %v", h.OpenedAt, h.ClosedAt, d, h.DurationS))
+	}
+	if hasLength && length.Value != h.DurationS {
+		out = append(out, fmt.Sprintf("metric %s is %v but run.window.harness.duration_s is %v", HarnessWindowSeconds, length.Value, h.DurationS))
+	}
+	if hasRate && rate.Value != h.RowsPerS() {
+		out = append(out, fmt.Sprintf("metric %s is %v but run.window.harness holds %d rows over %v s, %v rows/s", HarnessRowsPerS, rate.Value, h.Rows, h.DurationS, h.RowsPerS()))
 	}
 	return out
 }

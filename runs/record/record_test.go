@@ -187,6 +187,7 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 	rec.Run.Ceilings = map[string]Metric{"broker_msgs_per_s": {Value: 1e6, Unit: "msg/s", HigherIsBetter: true}}
 	rec.Flags = []string{FlagPeakLifetime}
 	rec.Note = "tail: \"quoted\" \u00e9\n\tsecond line"
+	withHarnessWindow(t, rec)
 	raw := []byte(line(t, rec))
 
 	var fast, std Record
@@ -198,7 +199,7 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 	}
 	a, _ := json.Marshal(fast)
 	b, _ := json.Marshal(std)
-	if string(a) != string(b) || !fast.Run.StartedAt.Equal(std.Run.StartedAt) {
+	if string(a) != string(b) || !fast.Run.StartedAt.Equal(std.Run.StartedAt) || !fast.Run.Window.Harness.OpenedAt.Equal(std.Run.Window.Harness.OpenedAt) {
 		t.Fatalf("the decoders disagree:\nfast: %s\nstd:  %s", a, b)
 	}
 	if string(a)+"\n" != string(raw) {

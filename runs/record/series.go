@@ -28,11 +28,15 @@ type Series struct {
 	RunID  string `json:"run_id"`
 	// PeriodS is the sampler's period.
 	PeriodS float64 `json:"period_s"`
-	// OffsetsMS are the sampler's readings, in milliseconds from the
-	// window's start.
+	// OffsetsMS are the sampler's readings, in milliseconds from its
+	// first.
 	OffsetsMS  []int64           `json:"t_ms"`
 	Containers []SeriesContainer `json:"containers"`
-	// Rows are the drain's polls, on the same clock.
+	// Rows are the drain's polls, in milliseconds from the opening of
+	// spatec's window (the record's run.window.opened_at): within a few
+	// milliseconds of the sampler's first reading on Docker, at it on
+	// Kubernetes. The reference harness's window is derived from them
+	// (HarnessSpan).
 	Rows SeriesRows `json:"rows"`
 }
 

@@ -32,7 +32,9 @@ type Foreign func(path string) (records int, problems []Problem, handled bool)
 // a known status), each record (Record.Check: provenance, units, run id,
 // repetition numbers), that a record's environment and entrant match its
 // directories, that a record's series file is there with the digest it
-// names, and that no run id appears twice anywhere in the tree.
+// names, that the reference harness's window it carries is the one its
+// series and instants give, and that no run id appears twice anywhere in
+// the tree.
 func Validate(root string) []Problem {
 	_, problems := ValidateTree(root)
 	return problems
@@ -97,8 +99,11 @@ func ValidateTreeWith(root string, foreign Foreign) (Summary, []Problem) {
 				problems = append(problems, Problem{File: path, Line: line, Message: fmt.Sprintf("run %s: %s", rec.RunID, msg)})
 			}
 			if rec.Series != nil {
-				if _, err := ReadSeries(path, rec.RunID, *rec.Series); err != nil {
+				s, err := ReadSeries(path, rec.RunID, *rec.Series)
+				if err != nil {
 					problems = append(problems, Problem{File: path, Line: line, Message: fmt.Sprintf("run %s: %v; the record stands without its series", rec.RunID, err)})
+				} else if msg := rec.harnessWindowAgrees(s); msg != "" {
+					problems = append(problems, Problem{File: path, Line: line, Message: fmt.Sprintf("run %s: %s", rec.RunID, msg)})
 				}
 			}
 			if rec.RunID == "" {
@@ -128,4 +133,24 @@ func layoutUnder(root, path string) (env, entrant string, ok bool) {
 		return "", "", false
 	}
 	return Layout(path)
+}
+
+// harnessWindowAgrees says how the reference harness's window a record
+// carries differs from the one its series and instants give, or "" when
+// they agree (or the record carries none): the window is derived, so
+// anyone can derive it again.
+func (r *Record) harnessWindowAgrees(s *Series) string {
+	h := r.Run.Window.Harness
+	if h == nil {
+		return ""
+	}
+	got, err := r.HarnessSpanFrom(s)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("run.window.harness cannot be derived again from the record and its series: %v", err)
+	case !got.OpenedAt.Equal(h.OpenedAt) || !got.ClosedAt.Equal(h.ClosedAt) || got.DurationS != h.DurationS || got.Rows != h.Rows:
+		return fmt.Sprintf("run.window.harness is %v to %v over %d rows, but the record's start instants and its series give %v to %v over %d rows",
+			h.OpenedAt, h.ClosedAt, h.Rows, got.OpenedAt, got.ClosedAt, got.Rows)
+	}
+	return ""
 }

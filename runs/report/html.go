@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -32,7 +33,7 @@ func htmlTemplate() (*template.Template, error) {
 		"notes":    armNotes,
 		"metric":   func(a *Arm, name string) *Stat { return a.Metrics[name] },
 		"spread": func(a *Arm) string {
-			if s := a.Metrics[record.RowsPerS]; s != nil {
+			if s := a.Metrics[RankedBy]; s != nil {
 				return percent(s.Spread)
 			}
 			return "–"
@@ -138,16 +139,20 @@ const (
 	chartBottom = 26
 )
 
-// charts builds the four charts of a section.
+// charts builds the charts of a section: both rates, each on its own axis.
 func charts(s *Section) []chart {
 	specs := []struct{ metric, title, subtitle string }{
-		{record.RowsPerS, "Throughput", "rows/s, median with min–max across repetitions; higher is better"},
+		{RankedBy, "Throughput", "rows/s over spatec's window (the rate ranked), median with min–max across repetitions; higher is better"},
+		{ShownBeside, "Throughput, the reference harness's window", "rows/s by the reference harness's definition, not ranked; higher is better"},
 		{RowsPerSPerCore, "Rows/s per core", "rows/s over the cores the whole arm used; higher is better"},
 		{record.DataPlaneCoresUsed, "Data-plane cores", "cores used by the data plane alone; lower is leaner"},
 		{record.PeakAnonBytes, "Anon+shmem peak", "peak anonymous + shared memory of the arm; lower is leaner"},
 	}
 	out := make([]chart, 0, len(specs))
 	for i, sp := range specs {
+		if sp.metric == ShownBeside && !slices.ContainsFunc(s.Arms, func(a *Arm) bool { return a.Metrics[sp.metric] != nil }) {
+			continue // records from before the harness's rate was recorded
+		}
 		out = append(out, buildChart(fmt.Sprintf("%s-c%d", s.ID, i+1), sp.title, sp.subtitle, sp.metric, s.Arms))
 	}
 	return out

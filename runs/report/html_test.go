@@ -56,6 +56,8 @@ func TestHTMLIsSelfContained(t *testing.T) {
 		`<rect class="bar failed"`, `<tspan class="mark failed">· failed</tspan>`,
 		"not comparable with S2: dataset corpus-v1 vs corpus-v0",
 		"truncated record",
+		"<p class=\"ranking\">ranked by rows_per_s, spatec&#39;s rate",
+		"<th>Rows/s, harness window<br>median [min–max], not ranked</th>",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %s", want)
@@ -86,13 +88,13 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	// The DOM after load, as the browser parsed it: every chart is there
 	// and has its bars.
 	charts := regexp.MustCompile(`<svg class="chart" id="(S\d-c\d)"`).FindAllStringSubmatch(dom, -1)
-	if len(charts) != 8 {
-		t.Errorf("%d charts in the loaded page, want 8 (4 per section, 2 sections)", len(charts))
+	if len(charts) != 10 {
+		t.Errorf("%d charts in the loaded page, want 10 (5 per section, 2 sections)", len(charts))
 	}
 	if n := strings.Count(dom, `<rect class="bar `); n < 4*4+4 {
 		t.Errorf("%d bars in the loaded page; want at least 20", n)
 	}
-	for _, want := range []string{"Throughput", "Rows/s per core", "Data-plane cores", "Anon+shmem peak", "· infra_bound", "· failed"} {
+	for _, want := range []string{"Throughput", "Throughput, the reference harness's window", "Rows/s per core", "Data-plane cores", "Anon+shmem peak", "· infra_bound", "· failed", "ranked by rows_per_s"} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the loaded page lacks %q", want)
 		}

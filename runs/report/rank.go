@@ -10,8 +10,8 @@ import (
 	"spatec.dev/spatec/runs/record"
 )
 
-// rank orders a section's arms by median rows/s, picks the baseline, and
-// computes ratios and ties.
+// rank orders a section's arms by median rows/s (RankedBy, spatec's rate
+// alone), picks the baseline, and computes ratios and ties.
 //
 // Two arms are tied when their [min, max] ranges overlap, or when their
 // medians differ by less than the instrument's resolution (the coarser of
@@ -19,7 +19,7 @@ import (
 // data cannot say which is faster, so the report does not either.
 func rank(sec *Section, baseline string) {
 	slices.SortFunc(sec.Arms, func(a, b *Arm) int {
-		ta, tb := a.Metrics[record.RowsPerS], b.Metrics[record.RowsPerS]
+		ta, tb := a.Metrics[RankedBy], b.Metrics[RankedBy]
 		switch {
 		case ta != nil && tb != nil:
 			return cmp.Or(cmp.Compare(tb.Median, ta.Median), cmp.Compare(a.Label, b.Label))
@@ -33,7 +33,7 @@ func rank(sec *Section, baseline string) {
 
 	var ranked []*Arm
 	for _, a := range sec.Arms {
-		if a.Metrics[record.RowsPerS] != nil {
+		if a.Metrics[RankedBy] != nil {
 			ranked = append(ranked, a)
 		}
 	}
@@ -56,10 +56,10 @@ func rank(sec *Section, baseline string) {
 		return
 	}
 	sec.Baseline, sec.BaselineWhy = base.Label, why
-	bt := base.Metrics[record.RowsPerS].Median
+	bt := base.Metrics[RankedBy].Median
 	for _, a := range ranked {
 		if bt > 0 {
-			a.Ratio = a.Metrics[record.RowsPerS].Median / bt
+			a.Ratio = a.Metrics[RankedBy].Median / bt
 		}
 		switch {
 		case a == base:
@@ -73,7 +73,7 @@ func rank(sec *Section, baseline string) {
 }
 
 func tied(a, b *Arm) bool {
-	x, y := a.Metrics[record.RowsPerS], b.Metrics[record.RowsPerS]
+	x, y := a.Metrics[RankedBy], b.Metrics[RankedBy]
 	if x == nil || y == nil {
 		return false
 	}

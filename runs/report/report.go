@@ -48,6 +48,25 @@ const (
 	CoreMicrosPerRow = "core_us_per_row"
 )
 
+// Arms are ranked by spatec's throughput alone; the reference harness's
+// rate is shown beside it and never ranked, so no ranking mixes the two
+// windows.
+const (
+	// RankedBy is the metric arms are ranked, tied and compared with the
+	// baseline by.
+	RankedBy = record.RowsPerS
+	// ShownBeside is the other rate, shown beside RankedBy, never ranked.
+	ShownBeside = record.HarnessRowsPerS
+)
+
+// Ranking says, for a reader, which rate a report ranks by and which it
+// shows beside it, and what each one divides.
+const Ranking = "ranked by rows_per_s, spatec's rate: the N distinct rows over spatec's window, " +
+	"from when it began to watch the table (the arm's caps verified; on Kubernetes, its first container's start) " +
+	"to the poll that saw N distinct rows. harness_rows_per_s, the reference harness's definition, " +
+	"is shown beside it and never ranked: the rows count() gave at the first poll that reached N, " +
+	"over the window from the arm's last container start to that poll"
+
 // Options selects and frames what a report shows.
 type Options struct {
 	// Env restricts the report to one environment. Directories of other
@@ -70,7 +89,13 @@ type Options struct {
 
 // Report is the aggregated view of a set of result files.
 type Report struct {
-	Files int `json:"files"`
+	// RankedBy names the metric arms are ranked by (spatec's rows_per_s),
+	// ShownBeside the rate shown beside it and never ranked (the reference
+	// harness's), and Ranking says what each divides.
+	RankedBy    string `json:"ranked_by"`
+	ShownBeside string `json:"shown_beside"`
+	Ranking     string `json:"ranking"`
+	Files       int    `json:"files"`
 	// Records counts the records aggregated; Rejected counts the lines
 	// that could not be used, each of which is in Problems.
 	Records           int              `json:"records"`
@@ -156,8 +181,8 @@ type Arm struct {
 	// runs (sampler period over window): differences below it are noise.
 	Resolution float64          `json:"resolution"`
 	Metrics    map[string]*Stat `json:"metrics"`
-	// Rank is the position by median rows/s (1 is fastest), shared by
-	// arms that are tied with each other; 0 when the arm has no
+	// Rank is the position by median rows/s (RankedBy; 1 is fastest),
+	// shared by arms that are tied with each other; 0 when the arm has no
 	// throughput. Ratio is median rows/s over the baseline's.
 	Rank     int      `json:"rank,omitempty"`
 	Tied     bool     `json:"tied,omitempty"`
@@ -205,7 +230,7 @@ type armKey struct {
 // as a Problem with its file and line; reading continues past it. The error
 // is for a path that cannot be read at all.
 func Load(paths []string, opts Options) (*Report, []record.Problem, error) {
-	rep := &Report{Env: opts.Env, BaselineRequested: opts.Baseline}
+	rep := &Report{RankedBy: RankedBy, ShownBeside: ShownBeside, Ranking: Ranking, Env: opts.Env, BaselineRequested: opts.Baseline}
 	files, err := expand(paths, opts.Env, rep)
 	if err != nil {
 		return nil, nil, err

@@ -322,6 +322,13 @@ func TestWriteTableAlignsColumns(t *testing.T) {
 			t.Errorf("status column at %d, header at %d:\n%s\n%s", got, statusCol, lines[head], l)
 		}
 	}
+	if !strings.Contains(lines[head], "ROWS/S MEDIAN [MIN–MAX]  SPREAD  HARNESS-WINDOW ROWS/S (NOT RANKED)") ||
+		!strings.HasPrefix(lines[1], "ranked by rows_per_s, spatec's rate") {
+		t.Errorf("the table does not say which rate it ranks by and which it shows beside:\n%s", out)
+	}
+	if want := "reference ok 3 51.0k [50.5k–52.0k] 2.9% 50.0k [49.5k–51.0k] baseline =2"; !strings.Contains(squeeze(out), want) {
+		t.Errorf("table lacks %q (spaces squeezed):\n%s", want, out)
+	}
 	for _, want := range []string{
 		"reference  ok           3     51.0k [50.5k–52.0k]",
 		"chkafka    infra_bound  3     90.0k [88.0k–91.0k]",
@@ -368,8 +375,12 @@ func TestWriteCSV(t *testing.T) {
 	}
 	ref := found["reference/rows_per_s"]
 	if ref == nil || ref[col("median")] != "51000" || ref[col("min")] != "50500" || ref[col("max")] != "52000" ||
-		ref[col("n")] != "3" || ref[col("rank")] != "2" || ref[col("tied")] != "true" || ref[col("ratio_to_baseline")] != "1" {
+		ref[col("n")] != "3" || ref[col("rank")] != "2" || ref[col("tied")] != "true" || ref[col("ratio_to_baseline")] != "1" ||
+		ref[col("ranked_by")] != "rows_per_s" {
 		t.Errorf("reference rows/s row %v", ref)
+	}
+	if h := found["reference/harness_rows_per_s"]; h == nil || h[col("median")] != "49980" || h[col("unit")] != "rows/s" || h[col("ranked_by")] != "rows_per_s" {
+		t.Errorf("reference's harness-window row %v; want its median beside, the rank still by rows_per_s", h)
 	}
 	if c := found["connect/"]; c == nil || c[col("status")] != "failed" || c[col("measured")] != "0" {
 		t.Errorf("connect has no metric-less row: %v", c)
@@ -393,8 +404,50 @@ func TestWriteJSONRoundTrips(t *testing.T) {
 		t.Fatalf("round trip: %d records %d sections %d problems", back.Records, len(back.Sections), len(back.Problems))
 	}
 	ch := arm(t, back.Sections[0], "chkafka")
-	if ch.Status != record.StatusInfraBound || ch.Metrics[record.RowsPerS].Median != 90000 || ch.Rank != 1 {
+	if ch.Status != record.StatusInfraBound || ch.Metrics[record.RowsPerS].Median != 90000 || ch.Rank != 1 ||
+		ch.Metrics[record.HarnessRowsPerS].Median != 88200 {
 		t.Errorf("chkafka after round trip: %+v", ch)
+	}
+	if back.RankedBy != record.RowsPerS || back.ShownBeside != record.HarnessRowsPerS || !strings.HasPrefix(back.Ranking, "ranked by rows_per_s") {
+		t.Errorf("the JSON says it ranks by %q, shows %q beside: %q", back.RankedBy, back.ShownBeside, back.Ranking)
+	}
+}
+
+// TestRankingNeverMixesTheRates: arms are ranked, tied and compared with
+// the baseline by spatec's rate alone, even where the reference harness's
+// rate would order them the other way; an arm with only the harness's rate
+// is shown and not ranked.
+func TestRankingNeverMixesTheRates(t *testing.T) {
+	root := t.TempDir()
+	appendAll(t, root,
+		// spatec's order: b, a. The harness's: a, b.
+		run(t, "a", 100_000, harness(190_000)), run(t, "a", 101_000, harness(191_000)),
+		run(t, "b", 200_000, harness(150_000)), run(t, "b", 201_000, harness(151_000)),
+		run(t, "c", 0, func(r *record.Record) {
+			delete(r.Metrics, record.RowsPerS)
+			r.Metrics[record.HarnessRowsPerS] = record.Metric{Value: 500_000, Unit: "rows/s", HigherIsBetter: true}
+		}),
+	)
+	rep, _ := load(t, root, Options{})
+	s := rep.Sections[0]
+	var order []string
+	for _, a := range s.Arms {
+		order = append(order, fmt.Sprintf("%s %s %s", a.Label, rankText(a), a.VsBaseline))
+	}
+	if want := []string{"b 1 baseline", "a 2 0.50×", "c – "}; !slices.Equal(order, want) {
+		t.Errorf("order %q; want %q (by spatec's rate alone)", order, want)
+	}
+	if c := arm(t, s, "c"); c.Rank != 0 || c.Metrics[record.HarnessRowsPerS].Median != 500_000 {
+		t.Errorf("c: rank %d, harness rate %+v; want unranked with its rate shown", c.Rank, c.Metrics[record.HarnessRowsPerS])
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"b ok 2 200k [200k–201k] 0.5% 150k [150k–151k] baseline 1", "c ok 1 – – 500k – –"} {
+		if !strings.Contains(squeeze(table.String()), want) {
+			t.Errorf("the table lacks %q:\n%s", want, table.String())
+		}
 	}
 }
 
@@ -440,4 +493,14 @@ func TestFailureQuotesTheLogsLastLine(t *testing.T) {
 	if len(a.why) != 1 || a.why[0] != want {
 		t.Errorf("why %q, want %q", a.why, want)
 	}
+}
+
+// squeeze collapses each run of spaces to one, so a test reads a table's
+// row without its padding.
+func squeeze(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.Join(strings.Fields(l), " ")
+	}
+	return strings.Join(lines, "\n")
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -168,8 +169,63 @@ func TestHistoryBySitting(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("sittings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if h.Chart == nil || len(h.Chart.Lines) != 2 {
-		t.Fatalf("chart %+v; want one line per environment digest", h.Chart)
+	if len(h.Charts) != 2 || len(h.Charts[0].Lines) != 2 || len(h.Charts[1].Lines) != 2 {
+		t.Fatalf("charts %+v; want spatec's rate and the harness's, each one line per environment digest", h.Charts)
+	}
+}
+
+// TestHistorySetsBothToolsSittingsOfOneDatasetSideBySide: a reference
+// harness's sittings, read with their dataset in spatec's name, sit beside
+// spatec's of the same dataset in the history; spatec's rate is charted
+// alone, and the harness's rate, which both carry, on a chart of its own.
+func TestHistorySetsBothToolsSittingsOfOneDatasetSideBySide(t *testing.T) {
+	root := t.TempDir()
+	sensor := func(r *record.Record) {
+		r.Run.Dataset.Version, r.Run.Dataset.Messages = "sensor-batch@1c12224f4f7f", 1_500_000
+	}
+	appendAll(t, root, run(t, "vector", 450_000, sensor, harness(440_000)), run(t, "vector", 460_000, sensor, harness(450_000)))
+	foreign := filepath.Join(root, "c8g", "vector", "2026-07.jsonl")
+	writeRaw(t, foreign, "not a spatec log\n")
+	rate := func(v float64) *float64 { return &v }
+	opts := Options{Foreign: func(path string) ([]HistoryRun, []record.Problem, bool) {
+		if path != foreign {
+			return nil, nil, false
+		}
+		return []HistoryRun{{
+			Source: "schema-2", Entrant: "vector", Env: "c8g-8xl-ec2-docker", EnvDigest: "28d3432df6fc", Started: t0.AddDate(0, 4, 0),
+			Harness: "schema2 1", ArmVersion: "0.57.0", Status: "ok", Dataset: "sensor-batch@1c12224f4f7f", Messages: 1_500_000,
+			HarnessRowsPerS: rate(405_180), Cores: rate(5.2),
+		}}, nil, true
+	}}
+	rep, problems := load(t, root, opts)
+	if len(problems) > 0 || len(rep.History) != 1 {
+		t.Fatalf("problems %v, %d arms in the history", problems, len(rep.History))
+	}
+	h := rep.History[0]
+	var got []string
+	for _, s := range h.Sittings {
+		opt := func(v *float64) string {
+			if v == nil {
+				return "-"
+			}
+			return human(*v)
+		}
+		got = append(got, fmt.Sprintf("%s %s %d %d/%d spatec %s harness %s", s.Source, s.Dataset, s.Messages, s.Measured, s.Runs, opt(s.RowsPerS), opt(s.HarnessRowsPerS)))
+	}
+	want := []string{
+		"spatec sensor-batch@1c12224f4f7f 1500000 2/2 spatec 455.0k harness 445.0k",
+		"schema-2 sensor-batch@1c12224f4f7f 1500000 1/1 spatec - harness 405.2k",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("sittings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(h.Charts) != 2 || len(h.Charts[0].Lines) != 1 || len(h.Charts[1].Lines) != 2 {
+		t.Fatalf("charts %+v; want spatec's rate for spatec's sitting alone, the harness's for both", h.Charts)
+	}
+	for _, l := range h.Charts[1].Lines {
+		if !strings.Contains(l.Label, "sensor-batch@1c12224f4f7f, 1.50M msgs") {
+			t.Errorf("line %q does not name its dataset", l.Label)
+		}
 	}
 }
 

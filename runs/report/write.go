@@ -15,8 +15,9 @@ import (
 	"spatec.dev/spatec/runs/record"
 )
 
-// WriteTable writes the report as aligned plain text for a terminal: per
-// section, one row per arm with throughput, spread, the comparison with the
+// WriteTable writes the report as aligned plain text for a terminal: which
+// rate it ranks by; per section, one row per arm with throughput, spread,
+// the reference harness's rate (not ranked), the comparison with the
 // baseline, rank, and CPU and memory (arm total / data plane) beside it;
 // then the notes and every problem met while reading.
 func (r *Report) WriteTable(w io.Writer) error {
@@ -29,6 +30,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(bw, "; %s of other environments not read", plural(len(r.SkippedFiles), "file"))
 	}
 	fmt.Fprintln(bw)
+	fmt.Fprintln(bw, Ranking+".")
 	if len(r.Sections) == 0 {
 		fmt.Fprintln(bw, "no usable records")
 	}
@@ -45,9 +47,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintln(bw)
 
 		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ARM\tSTATUS\tRUNS\tROWS/S MEDIAN [MIN–MAX]\tSPREAD\tVS BASELINE\tRANK\tROWS/S/CORE\tCORES ARM / DP\tCP CORES\tANON+SHMEM PEAK ARM / DP")
+		fmt.Fprintln(tw, "ARM\tSTATUS\tRUNS\tROWS/S MEDIAN [MIN–MAX]\tSPREAD\tHARNESS-WINDOW ROWS/S (NOT RANKED)\tVS BASELINE\tRANK\tROWS/S/CORE\tCORES ARM / DP\tCP CORES\tANON+SHMEM PEAK ARM / DP")
 		for _, a := range s.Arms {
-			rows := a.Metrics[record.RowsPerS]
+			rows := a.Metrics[RankedBy]
 			spread := "–"
 			if rows != nil {
 				spread = percent(rows.Spread)
@@ -56,8 +58,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 			if vs == "" {
 				vs = "–"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-				a.Label, a.Status, runsText(a), statText(rows), spread, vs, rankText(a),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				a.Label, a.Status, runsText(a), statText(rows), spread, statText(a.Metrics[ShownBeside]), vs, rankText(a),
 				medianText(a.Metrics[RowsPerSPerCore]),
 				pair(a.Metrics[record.CoresUsed], a.Metrics[record.DataPlaneCoresUsed]),
 				medianText(a.Metrics[record.ControlPlaneCoresUsed]),
@@ -152,11 +154,13 @@ func timeSpan(s *Section) string {
 }
 
 // csvHeader is the CSV layout: long form, one row per arm and metric, so
-// new metrics never change the columns.
+// new metrics never change the columns. ranked_by names the metric rank,
+// tied and ratio_to_baseline are by (spatec's rows_per_s); the reference
+// harness's harness_rows_per_s has rows of its own, and ranks nothing.
 var csvHeader = []string{
 	"section", "env", "env_digest", "harness_version", "dataset_version",
 	"arm", "entrant", "variant", "knobs", "status", "runs", "measured",
-	"rank", "tied", "ratio_to_baseline", "baseline",
+	"rank", "tied", "ratio_to_baseline", "baseline", "ranked_by",
 	"metric", "unit", "higher_is_better", "n", "median", "min", "max", "spread",
 }
 
@@ -179,7 +183,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 				s.ID, s.Env, s.EnvDigest, strconv.Itoa(s.HarnessVersion), s.DatasetVersion,
 				a.Label, a.Entrant, a.Variant, knobsText(a.Knobs), string(a.Status),
 				strconv.Itoa(a.Runs), strconv.Itoa(a.Measured),
-				strconv.Itoa(a.Rank), strconv.FormatBool(a.Tied), ratio, s.Baseline,
+				strconv.Itoa(a.Rank), strconv.FormatBool(a.Tied), ratio, s.Baseline, RankedBy,
 			}
 			names := slices.Sorted(maps.Keys(a.Metrics))
 			if len(names) == 0 {

@@ -36,53 +36,27 @@ func newCorpus(t testing.TB) *Corpus {
 	return k
 }
 
-// fnv is FNV-1a over bytes, continuing from h: the fingerprint the
-// harness's golden corpus test takes of its datums.
-func fnv(h uint64, b []byte) uint64 {
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= 0x100000001b3
-	}
-	return h
-}
-
-const fnvOffset = 0xcbf29ce484222325
-
 // The bytes are the harness's: its golden corpus test pins the FNV-1a of the
 // datums of batches 0..999 (sent at base+id µs) and of their Confluent
-// framing with schema id 42 (sent at id µs), and their total size.
+// framing with schema id 42 (sent at id µs), and their total size
+// (HarnessGolden, which licenses the harness's dataset_version).
 func TestDatumsAreTheHarnessBytes(t *testing.T) {
-	k := newCorpus(t)
-	enc := k.NewEncoder()
-	h, total := uint64(fnvOffset), 0
-	var buf []byte
-	for id := range uint64(1000) {
-		var err error
-		if buf, err = enc.AppendDatum(buf[:0], id, 1_772_000_000_000_000+int64(id)); err != nil {
-			t.Fatal(err)
-		}
-		total += len(buf)
-		h = fnv(h, buf)
+	want := HarnessGolden()
+	g, err := newCorpus(t).Fingerprint(context.Background(), want.Batches)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := fmt.Sprintf("%016x", h); got != "5c66e4254fe9b472" {
-		t.Errorf("FNV-1a of the first 1000 datums is %s; the harness's is 5c66e4254fe9b472", got)
+	if g.DatumsFNV != want.DatumsFNV || g.DatumsBytes != want.DatumsBytes {
+		t.Errorf("FNV-1a of the first 1000 datums is %s over %d bytes; the harness's is %s over %d", g.DatumsFNV, g.DatumsBytes, want.DatumsFNV, want.DatumsBytes)
 	}
-	if total != 4_051_124 {
-		t.Errorf("the first 1000 datums take %d bytes; the harness's take 4051124", total)
+	if g.FramedFNV != want.FramedFNV {
+		t.Errorf("FNV-1a of the first 1000 framed messages is %s; the harness's is %s", g.FramedFNV, want.FramedFNV)
 	}
 
-	h = fnvOffset
-	for id := range uint64(1000) {
-		buf = buf[:0]
-		buf, _ = enc.frame.AppendEncode(buf, 42, nil)
-		var err error
-		if buf, err = enc.AppendDatum(buf, id, int64(id)); err != nil {
-			t.Fatal(err)
-		}
-		h = fnv(h, buf)
-	}
-	if got := fmt.Sprintf("%016x", h); got != "5e3ced4c090971ea" {
-		t.Errorf("FNV-1a of the first 1000 framed messages is %s; the harness's is 5e3ced4c090971ea", got)
+	// The fingerprint is FNV-1a as the harness takes it: its basis and
+	// prime over a known input.
+	if got := fmt.Sprintf("%016x", fnv1a(fnvOffset, []byte("a"))); got != "af63dc4c8601ec8c" {
+		t.Errorf("FNV-1a of \"a\" is %s; want af63dc4c8601ec8c", got)
 	}
 }
 
@@ -90,33 +64,48 @@ func TestDatumsAreTheHarnessBytes(t *testing.T) {
 // the first 1000 batches (send_ts_sum is spatec's own: in a drain,
 // send_ts is a function of batch_id too, so it is checked as well).
 func TestExpectationIsTheHarnessExpectation(t *testing.T) {
-	k := newCorpus(t)
-	exp, err := k.Expect(context.Background(), 1000, nil)
+	want := HarnessGolden()
+	g, err := newCorpus(t).Fingerprint(context.Background(), want.Batches)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if exp.Rows != 73_500 {
-		t.Errorf("rows = %d; the harness expects 73500", exp.Rows)
+	if g.Rows != want.Rows {
+		t.Errorf("rows = %d; the harness expects %d", g.Rows, want.Rows)
 	}
-	want := map[string]string{
-		SumValue:       "36712213045500",
-		SumValueScaled: "1903970758089327",
-		SumSensor:      "862547254290276801415122",
-		SumRegion:      "789224923606139885762498",
-		SumName:        "650904861039966432802372",
-		SumUnit:        "635040811622225011500",
-		SumTagCount:    "105000",
-		SumTag:         "483030864161340461867712",
-		SumBatchTS:     "130242000036711750",
-		SumNullQuality: "17500",
-	}
-	for name, w := range want {
-		if got := exp.Sums[name].String(); got != w {
+	for name, w := range want.Sums {
+		if got := g.Sums[name]; got != w {
 			t.Errorf("%s = %s; the harness expects %s", name, got, w)
 		}
 	}
-	if len(exp.Sums) != len(SumNames) {
-		t.Errorf("%d sums; want %d (%v)", len(exp.Sums), len(SumNames), SumNames)
+	if len(g.Sums) != len(SumNames) || len(want.Sums) != len(SumNames)-1 {
+		t.Errorf("%d sums, %d of them the harness's; want %d (%v), all but send_ts_sum the harness's", len(g.Sums), len(want.Sums), len(SumNames), SumNames)
+	}
+	if d := g.Differences(want); len(d) > 0 {
+		t.Errorf("the corpus differs from the harness's: %v", d)
+	}
+}
+
+// A corpus one constant away from the harness's is another corpus: its
+// fingerprints say so, each where it moved.
+func TestDifferencesNameWhatMoved(t *testing.T) {
+	c := harness
+	c.Names = 31
+	k, err := New(c, harnessTransform)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := k.Fingerprint(context.Background(), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := strings.Join(g.Differences(HarnessGolden()), "; ")
+	for _, moved := range []string{"the FNV-1a of the datums is", "the FNV-1a of the framed messages is", "the checksum's name_sum is"} {
+		if !strings.Contains(d, moved) {
+			t.Errorf("differences %q do not say %q", d, moved)
+		}
+	}
+	if strings.Contains(d, "the rows expected") || strings.Contains(d, "value_sum is") {
+		t.Errorf("differences %q name what did not move (a reading's name decides neither the rows nor the values)", d)
 	}
 }
 
