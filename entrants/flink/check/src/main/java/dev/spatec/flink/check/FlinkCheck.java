@@ -98,6 +98,7 @@ public final class FlinkCheck {
         JvmProbe.Flags f = JvmProbe.probe(java, d.jvmArguments(), cpus, scratch);
         Json jvm = new Json();
         jvm.put("maxHeapSize", f.maxHeapSize());
+        jvm.put("heapRegionSize", f.heapRegionSize());
         jvm.put("maxDirectMemorySize", f.maxDirectMemorySize());
         jvm.put("maxMetaspaceSize", f.maxMetaspaceSize());
         jvm.put("objectAlignmentInBytes", f.objectAlignmentInBytes());

@@ -21,6 +21,7 @@ final class JvmProbe {
     /** What the JVM decided. */
     record Flags(
             long maxHeapSize,
+            long heapRegionSize,
             long maxDirectMemorySize,
             long maxMetaspaceSize,
             int objectAlignmentInBytes,
@@ -161,6 +162,9 @@ final class JvmProbe {
         }
         return new Flags(
                 number(flags, "MaxHeapSize"),
+                // G1 rounds the heap up to a whole number of its regions;
+                // the other collectors print 0.
+                flags.containsKey("G1HeapRegionSize") ? number(flags, "G1HeapRegionSize") : 0,
                 number(flags, "MaxDirectMemorySize"),
                 number(flags, "MaxMetaspaceSize"),
                 (int) number(flags, "ObjectAlignmentInBytes"),
