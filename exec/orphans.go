@@ -23,6 +23,7 @@ type Orphan struct {
 	Process    string
 	Containers []string
 	Networks   []string
+	Volumes    []string
 	// Since is when the oldest of them was created.
 	Since time.Time
 }
@@ -34,6 +35,9 @@ func (o Orphan) String() string {
 	}
 	if len(o.Networks) > 0 {
 		parts = append(parts, "networks "+strings.Join(o.Networks, ", "))
+	}
+	if len(o.Volumes) > 0 {
+		parts = append(parts, "volumes "+strings.Join(o.Volumes, ", "))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -63,9 +67,12 @@ func (r *Runner) sweep(ctx context.Context) ([]Orphan, error) {
 		if o.Created.Before(or.Since) {
 			or.Since = o.Created
 		}
-		if o.Kind == "network" {
+		switch o.Kind {
+		case "network":
 			or.Networks = append(or.Networks, o.Name)
-		} else {
+		case "volume":
+			or.Volumes = append(or.Volumes, o.Name)
+		default:
 			or.Containers = append(or.Containers, o.Name)
 		}
 	}

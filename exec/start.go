@@ -82,6 +82,7 @@ func (run *armRun) start(ctx context.Context) error {
 			Args:       c.Args,
 			Env:        containerEnv(c),
 			Files:      c.Files,
+			Volumes:    run.volumes(c.Volumes),
 			OpenDirs:   openDirs(c),
 			Labels: s.labels(LabelRun, run.id, LabelPlan, run.rec.Run.PlanDigest,
 				LabelEntrant, plan.Entrant.Name, LabelRole, c.Role),
@@ -132,6 +133,20 @@ func (run *armRun) start(ctx context.Context) error {
 	}
 	r.Progress.End()
 	return nil
+}
+
+// volumes names the run's own volumes for a container's: a volume is made
+// for one run and removed with it, so nothing one repetition wrote (a
+// checkpoint) is there for the next.
+func (run *armRun) volumes(declared map[string]string) map[string]string {
+	if len(declared) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(declared))
+	for path, name := range declared {
+		out[path] = "spatec-" + run.plan.Entrant.Name + "-" + name + "-" + run.id[len(run.id)-8:]
+	}
+	return out
 }
 
 // plannedCaps are the caps a container's cgroup must show. On Kubernetes

@@ -361,7 +361,10 @@ type Container struct {
 	Args        []string          `json:"args"`
 	Environment map[string]string `json:"environment"`
 	Files       map[string]string `json:"files"`
-	JVM         *JVM              `json:"jvm,omitempty"`
+	// Volumes are named volumes by mount path, shared by the arm's
+	// containers that name the same one.
+	Volumes map[string]string `json:"volumes,omitempty"`
+	JVM     *JVM              `json:"jvm,omitempty"`
 }
 
 // Build says how the executor builds an image itself: exactly one of its

@@ -75,6 +75,11 @@ type ContainerSpec struct {
 	Tmpfs map[string]string
 	// Binds are bind mounts in Docker's "host:container[:ro]" form.
 	Binds []string
+	// Volumes mount named volumes, by path in the container: the engine
+	// makes a volume, with the container's labels, the first time it is
+	// named, so containers that name the same volume share it, and
+	// RemoveByLabel removes it with them.
+	Volumes map[string]string
 
 	// NetworkMode is "host" or the name of a network to join.
 	NetworkMode string
@@ -208,14 +213,18 @@ type Labelled struct {
 	Containers []string
 	// Networks are network names.
 	Networks []string
+	// Volumes are volume names.
+	Volumes []string
 }
 
 // Empty reports whether nothing is left under the label.
-func (l Labelled) Empty() bool { return len(l.Containers) == 0 && len(l.Networks) == 0 }
+func (l Labelled) Empty() bool {
+	return len(l.Containers) == 0 && len(l.Networks) == 0 && len(l.Volumes) == 0
+}
 
-// Owned is a container or network found by its label.
+// Owned is a container, network or volume found by its label.
 type Owned struct {
-	// Kind is "container" or "network".
+	// Kind is "container", "network" or "volume".
 	Kind   string
 	ID     string
 	Name   string

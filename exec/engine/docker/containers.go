@@ -17,7 +17,9 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/docker/go-connections/nat"
 
@@ -65,6 +67,15 @@ func (e *Engine) Create(ctx context.Context, spec engine.ContainerSpec) (engine.
 	}
 	for _, h := range slices.Sorted(maps.Keys(spec.Hosts)) {
 		hostCfg.ExtraHosts = append(hostCfg.ExtraHosts, h+":"+spec.Hosts[h])
+	}
+	for _, path := range slices.Sorted(maps.Keys(spec.Volumes)) {
+		name := spec.Volumes[path]
+		// Made here, with the container's labels, so that teardown finds
+		// it by them; the engine answers with the volume when it exists.
+		if _, err := e.cli.VolumeCreate(ctx, volume.CreateOptions{Name: name, Labels: spec.Labels}); err != nil {
+			return engine.Created{}, fmt.Errorf("container %s: making volume %s for %s: %w", spec.Name, name, path, err)
+		}
+		hostCfg.Mounts = append(hostCfg.Mounts, mount.Mount{Type: mount.TypeVolume, Source: name, Target: path})
 	}
 	if spec.NoFile > 0 {
 		hostCfg.Ulimits = []*container.Ulimit{{Name: "nofile", Soft: spec.NoFile, Hard: spec.NoFile}}

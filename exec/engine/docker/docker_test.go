@@ -308,6 +308,52 @@ func TestRemoveByLabelLeavesNothing(t *testing.T) {
 	}
 }
 
+// TestVolumeIsSharedAndRemovedWithItsLabel: two containers that name one
+// volume see each other's files (a Flink cluster's checkpoints), and the
+// teardown by label removes the volume with them.
+func TestVolumeIsSharedAndRemovedWithItsLabel(t *testing.T) {
+	e := newEngine(t)
+	ctx := testContext(t)
+	run := scope(t, e)
+	labels := map[string]string{testLabel: run}
+	vol := "spatec-vol-" + run
+	img := burntest.Image(t, e)
+	spec := func(name string) engine.ContainerSpec {
+		return engine.ContainerSpec{
+			Name: name, Image: img, Labels: labels,
+			Memory: 32 * mib, MemorySwap: 32 * mib, NanoCPUs: 1e8,
+			Volumes: map[string]string{"/shared": vol},
+		}
+	}
+	// A file written into one container's mount is in the other's.
+	w := spec("spatec-writer-" + run)
+	w.Files = map[string]string{"/shared/checkpoint": "chk-1"}
+	if _, err := e.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := e.Create(ctx, spec("spatec-reader-"+run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.ReadFile(ctx, reader.ID, "/shared/checkpoint", 1<<10)
+	if err != nil || string(got) != "chk-1" {
+		t.Fatalf("the reader's /shared/checkpoint: %q, %v; want what the writer put there", got, err)
+	}
+	before, err := e.ListByLabel(ctx, testLabel, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(before.Volumes, []string{vol}) {
+		t.Fatalf("volumes under the label: %v, want [%s]", before.Volumes, vol)
+	}
+	if err := e.RemoveByLabel(ctx, testLabel, run); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := e.ListByLabel(ctx, testLabel, run); err != nil || !after.Empty() {
+		t.Errorf("left behind after teardown: %+v, %v", after, err)
+	}
+}
+
 func TestRemoveByLabelRefusesEmptyKey(t *testing.T) {
 	e := newEngine(t)
 	err := e.RemoveByLabel(testContext(t), "", "x")

@@ -10,6 +10,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/volume"
 
 	"spatec.dev/spatec/exec/engine"
 )
@@ -23,8 +24,8 @@ func labelFilter(key, value string) filters.Args {
 	return filters.NewArgs(filters.Arg("label", key+"="+value))
 }
 
-// ListByLabel lists the containers (running or not) and networks labelled
-// key=value (any value when value is empty).
+// ListByLabel lists the containers (running or not), networks and volumes
+// labelled key=value (any value when value is empty).
 func (e *Engine) ListByLabel(ctx context.Context, key, value string) (engine.Labelled, error) {
 	var out engine.Labelled
 	f := labelFilter(key, value)
@@ -42,11 +43,19 @@ func (e *Engine) ListByLabel(ctx context.Context, key, value string) (engine.Lab
 	for _, n := range ns {
 		out.Networks = append(out.Networks, n.Name)
 	}
+	vs, err := e.cli.VolumeList(ctx, volume.ListOptions{Filters: f})
+	if err != nil {
+		return out, fmt.Errorf("listing volumes labelled %s=%s: %w", key, value, err)
+	}
+	for _, v := range vs.Volumes {
+		out.Volumes = append(out.Volumes, v.Name)
+	}
 	return out, nil
 }
 
-// ListOwned lists the containers (running or not) and networks carrying the
-// label key, whatever its value, with their labels and creation times.
+// ListOwned lists the containers (running or not), networks and volumes
+// carrying the label key, whatever its value, with their labels and
+// creation times.
 func (e *Engine) ListOwned(ctx context.Context, key string) ([]engine.Owned, error) {
 	if key == "" {
 		return nil, errors.New("listing by label: no label key given")
@@ -67,6 +76,14 @@ func (e *Engine) ListOwned(ctx context.Context, key string) ([]engine.Owned, err
 	for _, n := range ns {
 		out = append(out, engine.Owned{Kind: "network", ID: n.ID, Name: n.Name, Labels: n.Labels, Created: n.Created})
 	}
+	vs, err := e.cli.VolumeList(ctx, volume.ListOptions{Filters: f})
+	if err != nil {
+		return nil, fmt.Errorf("listing volumes labelled %s: %w", key, err)
+	}
+	for _, v := range vs.Volumes {
+		created, _ := time.Parse(time.RFC3339, v.CreatedAt)
+		out = append(out, engine.Owned{Kind: "volume", ID: v.Name, Name: v.Name, Labels: v.Labels, Created: created})
+	}
 	return out, nil
 }
 
@@ -77,8 +94,9 @@ func containerName(c container.Summary) string {
 	return c.ID
 }
 
-// RemoveByLabel force-removes every container and then every network
-// labelled key=value, and checks that nothing under the label is left. It
+// RemoveByLabel force-removes every container and then every network and
+// volume labelled key=value, and checks that nothing under the label is
+// left. It
 // carries on past failures and reports all of them, so one stuck object
 // never hides another.
 func (e *Engine) RemoveByLabel(ctx context.Context, key, value string) error {
@@ -108,11 +126,20 @@ func (e *Engine) RemoveByLabel(ctx context.Context, key, value string) error {
 			errs = append(errs, fmt.Errorf("%s: %w", n.Name, err))
 		}
 	}
+	vs, err := e.cli.VolumeList(ctx, volume.ListOptions{Filters: f})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("listing volumes: %w", err))
+	}
+	for _, v := range vs.Volumes {
+		if err := e.cli.VolumeRemove(ctx, v.Name, true); err != nil {
+			errs = append(errs, fmt.Errorf("volume %s: %w", v.Name, err))
+		}
+	}
 
 	if left, err := e.ListByLabel(ctx, key, value); err != nil {
 		errs = append(errs, err)
 	} else if !left.Empty() {
-		errs = append(errs, fmt.Errorf("still present after removal: containers %v, networks %v", left.Containers, left.Networks))
+		errs = append(errs, fmt.Errorf("still present after removal: containers %v, networks %v, volumes %v", left.Containers, left.Networks, left.Volumes))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("tearing down everything labelled %s: %w", sel, errors.Join(errs...))

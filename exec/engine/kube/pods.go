@@ -33,6 +33,9 @@ func (e *Engine) podFor(spec engine.ContainerSpec) (*corev1.Pod, *corev1.ConfigM
 	if len(spec.Binds) > 0 {
 		unsupported = append(unsupported, "bind mounts")
 	}
+	if len(spec.Volumes) > 0 {
+		unsupported = append(unsupported, "named volumes (pods share none)")
+	}
 	if spec.NoFile > 0 {
 		unsupported = append(unsupported, "an open-file limit (a pod inherits the runtime's)")
 	}

@@ -45,6 +45,10 @@ public final class SensorJob {
                 .setTopics(settings.topic)
                 .setGroupId(settings.group)
                 .setStartingOffsets(OffsetsInitializer.earliest())
+                // The topic's partitions are fixed for the drain: looking for
+                // new ones would only add a metadata request every five
+                // minutes, as the harness's job says when it turns it off.
+                .setProperty("partition.discovery.interval.ms", "-1")
                 .setValueOnlyDeserializer(new RegistryAvroDeserializationSchema<>(
                         GenericRecord.class, schema, new RegistryCoder.Provider(settings.registry)))
                 .build();
