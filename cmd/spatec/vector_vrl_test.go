@@ -128,6 +128,8 @@ func writeTemp(t *testing.T, name, text string) string {
 // form's rows from the corpus. The same program with its division's error
 // left unhandled is refused, which shows the compiler is the one consulted.
 func TestVectorVRLCompilesAndMeetsTheClosedForm(t *testing.T) {
+	// Every environment's plans, not only the authoritative ones plansOf
+	// keeps: a program Vector refuses is wrong wherever it runs.
 	var plans []schema.Plan
 	for _, d := range planAll(t) {
 		if d.Plan.Entrant.Name == "vector" {
