@@ -173,6 +173,8 @@ func TestCompressedOopsFromALiveJVM(t *testing.T) {
 		want      string
 	}{
 		{heap: 1 * gib, alignment: 8, want: "32-bit"},
+		{heap: 2 * gib, alignment: 8, want: "32-bit"},           // ends at 4 GiB
+		{heap: 2*gib + 1<<20, alignment: 8, want: "Zero based"}, // a MiB beyond
 		{heap: 8 * gib, alignment: 8, want: "Zero based"},
 		{heap: 30 * gib, alignment: 8, want: "Zero based"}, // C9's ceiling at 8
 		{heap: 31 * gib, alignment: 8, want: "Non-zero disjoint base"},
