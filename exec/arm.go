@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"spatec.dev/spatec/exec/gclog"
+	"spatec.dev/spatec/exec/jvmflags"
 	"spatec.dev/spatec/exec/sample"
 	"spatec.dev/spatec/runs/record"
 	"spatec.dev/spatec/schema"
@@ -24,6 +25,9 @@ type armRun struct {
 	landed record.SeriesRows
 	// heaps holds each JVM container's heap as its GC log gives it (C9).
 	heaps map[string]gclog.Heap
+	// flags holds each JVM container's final flags as it printed them:
+	// the object alignment and compressed oops it ran with (C9).
+	flags map[string]jvmflags.Flags
 	// caveats are what the note adds after the outcome: why a GC log
 	// could not be read, a window too short for its figures.
 	caveats []string
@@ -56,7 +60,7 @@ func (s *Session) newRun(plan *schema.Plan, opts Options) (*armRun, error) {
 		reps, rep = 1, 1
 	}
 	r := s.runner
-	run := &armRun{s: s, plan: plan, id: id, exited: make(chan exitEvent, len(plan.Entrant.Containers)), heaps: map[string]gclog.Heap{}}
+	run := &armRun{s: s, plan: plan, id: id, exited: make(chan exitEvent, len(plan.Entrant.Containers)), heaps: map[string]gclog.Heap{}, flags: map[string]jvmflags.Flags{}}
 	run.rec = record.Record{
 		Schema: record.SchemaV1,
 		RunID:  id,

@@ -15,6 +15,7 @@ import (
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/engine/docker"
 	"spatec.dev/spatec/exec/gclog"
+	"spatec.dev/spatec/exec/jvmflags"
 	"spatec.dev/spatec/runs/record"
 	"spatec.dev/spatec/schema"
 )
@@ -319,10 +320,11 @@ func TestRefusesAVersionOtherThanThePin(t *testing.T) {
 
 // TestJVMHeapIsReadFromItsGCLog starts a container declared as a JVM: the
 // executor appends its GC-log option to JAVA_TOOL_OPTIONS (after the
-// entrant's own options), the program writes the log that option names
-// (burn -gclog, standing in for a JVM: no JVM image runs here), and the
-// record carries the heap figures read from it (C9), per container and for
-// the data plane.
+// entrant's own options and the plan's, the final flags' among them), the
+// program writes the log and the flags those options name (burn -gclog,
+// standing in for a JVM: no JVM image runs here), and the record carries
+// the heap figures read from the log (C9), per container and for the data
+// plane, and the container's object alignment and compressed-oops mode.
 func TestJVMHeapIsReadFromItsGCLog(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t)
@@ -330,7 +332,7 @@ func TestJVMHeapIsReadFromItsGCLog(t *testing.T) {
 	c := plan.Entrant.Containers["burn"]
 	c.Runtime = "jvm"
 	c.Environment = map[string]string{"JAVA_TOOL_OPTIONS": "-XX:+UseG1GC"}
-	c.JVM = &schema.JVM{Heap: 512 * mib, GCLog: gclog.Option(gclog.Path)}
+	c.JVM = declaredJVM(512 * mib)
 	plan.Entrant.Containers["burn"] = c
 	res, _, err := holdRun(t, e, plan, 1500*time.Millisecond)
 	if err != nil {
@@ -348,9 +350,24 @@ func TestJVMHeapIsReadFromItsGCLog(t *testing.T) {
 			}
 		}
 	}
-	if slices.Contains(res.Record.Flags, record.FlagJVMHeapUnread) {
-		t.Errorf("flagged %s: %s", record.FlagJVMHeapUnread, res.Record.Note)
+	for _, f := range []string{record.FlagJVMHeapUnread, record.FlagJVMFlagsUnread} {
+		if slices.Contains(res.Record.Flags, f) {
+			t.Errorf("flagged %s: %s", f, res.Record.Note)
+		}
 	}
+	if cs := res.Record.SUT.Containers; len(cs) != 1 || cs[0].JVMObjectAlignmentBytes != 8 || cs[0].JVMCompressedOopsMode != "32-bit" {
+		t.Errorf("containers %+v; want burn's object alignment 8 and compressed-oops mode 32-bit", cs)
+	}
+}
+
+// declaredJVM is a G1 JVM's declaration of the given heap at the default
+// alignment and heap base, with the schema's JVM options: the plan's
+// options reach the program in JAVA_TOOL_OPTIONS.
+func declaredJVM(heap int64) *schema.JVM {
+	gcLog, flags := gclog.Option(gclog.Path), jvmflags.Options(jvmflags.Path)
+	return &schema.JVM{Heap: heap, ObjectAlignment: 8, HeapBaseMinAddress: 2 << 30, Ceiling: 30 << 30, GC: "G1",
+		GCLog: gcLog, FlagsLog: flags, JVMOptions: slices.Concat([]string{gcLog}, flags, []string{"-XX:+UseG1GC"}),
+		Options: slices.Concat(flags, []string{"-XX:+UseG1GC"}), OptionsVia: "JAVA_TOOL_OPTIONS"}
 }
 
 // TestJVMHeapOtherThanDeclaredFails: a JVM whose GC log shows another heap
@@ -362,7 +379,7 @@ func TestJVMHeapOtherThanDeclaredFails(t *testing.T) {
 	plan := burnPlan(holdEnv(), entrantName("jvm"), 0.5, 256*mib, "-gclog")
 	c := plan.Entrant.Containers["burn"]
 	c.Runtime = "jvm"
-	c.JVM = &schema.JVM{Heap: 1024 * mib, GCLog: gclog.Option(gclog.Path)}
+	c.JVM = declaredJVM(1024 * mib)
 	plan.Entrant.Containers["burn"] = c
 	_, _, err := holdRun(t, e, plan, 1500*time.Millisecond)
 	var f *Failure
@@ -371,25 +388,28 @@ func TestJVMHeapOtherThanDeclaredFails(t *testing.T) {
 	}
 }
 
-// TestJVMWithoutGCLogIsFlagged: a JVM container that leaves no GC log (it
-// ignored JAVA_TOOL_OPTIONS) still completes its run, flagged, with a note
-// naming the container and the cause.
+// TestJVMWithoutGCLogIsFlagged: a JVM container that leaves no GC log and
+// no final flags (it ignored JAVA_TOOL_OPTIONS) still completes its run,
+// flagged, with a note naming the container and the cause.
 func TestJVMWithoutGCLogIsFlagged(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t)
 	plan := burnPlan(holdEnv(), entrantName("nolog"), 0.5, 256*mib)
 	c := plan.Entrant.Containers["burn"]
 	c.Runtime = "jvm"
-	c.JVM = &schema.JVM{Heap: 128 * mib, GCLog: gclog.Option(gclog.Path)}
+	c.JVM = declaredJVM(128 * mib)
 	plan.Entrant.Containers["burn"] = c
 	res, _, err := holdRun(t, e, plan, 1500*time.Millisecond)
 	if err != nil {
 		t.Fatalf("hold run: %s", describe(err))
 	}
 	rec := res.Record
-	if rec.Status != record.StatusOK || !slices.Contains(rec.Flags, record.FlagJVMHeapUnread) ||
-		!strings.Contains(rec.Note, "C9: the heap of burn is not recorded") {
-		t.Errorf("status %s, flags %v, note %q; want ok, flagged %s, with a C9 note", rec.Status, rec.Flags, rec.Note, record.FlagJVMHeapUnread)
+	if rec.Status != record.StatusOK || !slices.Contains(rec.Flags, record.FlagJVMHeapUnread) || !slices.Contains(rec.Flags, record.FlagJVMFlagsUnread) ||
+		!strings.Contains(rec.Note, "C9: the heap of burn is not recorded") || !strings.Contains(rec.Note, "C9: the object alignment of burn is not recorded") {
+		t.Errorf("status %s, flags %v, note %q; want ok, flagged %s and %s, with C9 notes", rec.Status, rec.Flags, rec.Note, record.FlagJVMHeapUnread, record.FlagJVMFlagsUnread)
+	}
+	if c := rec.SUT.Containers[0]; c.JVMObjectAlignmentBytes != 0 || c.JVMCompressedOopsMode != "" {
+		t.Errorf("an alignment or a mode was recorded without the JVM's word: %+v", c)
 	}
 	if _, ok := rec.Metrics[record.JVMHeapConfiguredBytes]; ok {
 		t.Errorf("a heap figure was recorded without a log: %v", rec.Metrics)

@@ -1,9 +1,11 @@
 package exec
 
 import (
+	"fmt"
 	"testing"
 
 	"spatec.dev/spatec/exec/gclog"
+	"spatec.dev/spatec/exec/jvmflags"
 	"spatec.dev/spatec/schema"
 )
 
@@ -36,6 +38,16 @@ func TestContainerEnvHandsTheHeapOver(t *testing.T) {
 	if dirs := openDirs(jvm); len(dirs) != 1 || dirs[0] != "/spatec-gc" {
 		t.Errorf("open directories %v, want [/spatec-gc]", dirs)
 	}
+	// The final flags' file, beside the GC log as the schema writes it,
+	// or elsewhere.
+	jvm.JVM.FlagsLog = jvmflags.Options(jvmflags.Path)
+	if dirs := openDirs(jvm); len(dirs) != 1 || dirs[0] != "/spatec-gc" {
+		t.Errorf("open directories %v, want [/spatec-gc]", dirs)
+	}
+	jvm.JVM.FlagsLog = jvmflags.Options("/var/spatec/vm.log")
+	if dirs := openDirs(jvm); len(dirs) != 2 || dirs[1] != "/var/spatec" {
+		t.Errorf("open directories %v, want [/spatec-gc /var/spatec]", dirs)
+	}
 	if dirs := openDirs(schema.Container{Runtime: "go"}); dirs != nil {
 		t.Errorf("a Go container gets directories %v", dirs)
 	}
@@ -64,28 +76,89 @@ func TestContainerEnvAsksJVMsForTheirGCLog(t *testing.T) {
 	}
 }
 
-// TestHeapMismatchReadsTheJVMsVerdict: a JVM whose log says it ran without
-// compressed oops, under a plan that admitted its heap by their ceiling,
-// fails C9 naming the options the JVM did not get; one that ran with them
-// passes.
+// TestHeapMismatchReadsTheJVMsVerdict: a JVM that ran without compressed
+// oops, under a plan that admitted its heap by their ceiling, fails C9
+// naming the container, both modes, and what the JVM's final flags show
+// (or, without them, the options it may not have got); one that ran in
+// the declared mode passes.
 func TestHeapMismatchReadsTheJVMsVerdict(t *testing.T) {
-	opt := gclog.Option(gclog.Path)
-	jvm := &schema.JVM{Heap: 31 << 30, ObjectAlignment: 16, HeapBaseMinAddress: 2 << 30, Ceiling: 62 << 30, GCLog: opt,
-		JVMOptions: []string{opt, "-XX:ObjectAlignmentInBytes=16"}}
-	run := &armRun{plan: &schema.Plan{Entrant: schema.Entrant{Containers: map[string]schema.Container{"tm": {Runtime: "jvm", JVM: jvm}}}},
-		heaps: map[string]gclog.Heap{"tm": {ConfiguredBytes: 31 << 30, CompressedOops: "Disabled"}}}
-	err := run.heapMismatch()
-	want := "C9: container tm ran its 31 GiB heap with compressed oops disabled, as its GC log says; its plan keeps the heap under their ceiling of 62 GiB (object alignment 16, heap base 2 GiB), so the JVM did not get -XX:ObjectAlignmentInBytes=16"
-	if err == nil || err.Error() != want {
+	run := alignedRun(16)
+	run.heaps["tm"] = gclog.Heap{ConfiguredBytes: 31 << 30, CompressedOopsMode: "Disabled"}
+	want := "C9: container tm ran in compressed-oops mode Disabled, as the JVM says; its plan's 31 GiB heap at object alignment 16 and heap base 2 GiB takes mode Zero based, under their ceiling of 62 GiB, so the JVM did not get -XX:ObjectAlignmentInBytes=16"
+	if err := run.heapMismatch(); err == nil || err.Error() != want {
 		t.Errorf("heapMismatch = %v\nwant %s", err, want)
 	}
-	run.heaps["tm"] = gclog.Heap{ConfiguredBytes: 31 << 30, CompressedOops: "Enabled (Zero based)", ObjectAlignment: 8}
-	want = "C9: container tm ran with 8-byte object alignment, as its GC log's oop shift says; its plan declares 16 (objectAlignment), which its heap's ceiling of 62 GiB assumes"
+	// The final flags say why: an option turned them off.
+	run.flags["tm"] = jvmflags.Flags{ObjectAlignment: 16, CompressedOops: false, CompressedOopsOrigin: "command line", HeapBaseMinAddress: 2 << 30, MaxHeapSize: 31 << 30}
+	want = "C9: container tm ran in compressed-oops mode Disabled, as the JVM says; its plan's 31 GiB heap at object alignment 16 and heap base 2 GiB takes mode Zero based, under their ceiling of 62 GiB, so an option turned them off (-XX:-UseCompressedOops)"
 	if err := run.heapMismatch(); err == nil || err.Error() != want {
-		t.Errorf("a JVM at another alignment: %v\nwant %s", err, want)
+		t.Errorf("compressed oops turned off: %v\nwant %s", err, want)
 	}
-	run.heaps["tm"] = gclog.Heap{ConfiguredBytes: 31 << 30, CompressedOops: "Enabled (Zero based)", ObjectAlignment: 16}
+	run.heaps["tm"] = gclog.Heap{ConfiguredBytes: 31 << 30, CompressedOopsMode: "Zero based"}
+	run.flags["tm"] = jvmflags.Flags{ObjectAlignment: 16, CompressedOops: true, CompressedOopsOrigin: "ergonomic", HeapBaseMinAddress: 2 << 30, MaxHeapSize: 31 << 30}
 	if err := run.heapMismatch(); err != nil {
 		t.Errorf("a JVM that ran as declared: %v", err)
 	}
+}
+
+// TestObjectAlignmentIsTheFlags: the alignment a JVM ran with is its final
+// flags' ObjectAlignmentInBytes, in every mode, 32-bit included, where the
+// GC log's oop shift is none: one other than the plan's fails C9 with both
+// values and the container.
+func TestObjectAlignmentIsTheFlags(t *testing.T) {
+	run := alignedRun(16)
+	run.plan.Entrant.Containers["tm"].JVM.Heap = 1 << 30 // 32-bit at heap base 2 GiB
+	run.heaps["tm"] = gclog.Heap{ConfiguredBytes: 1 << 30, CompressedOopsMode: "32-bit"}
+	run.flags["tm"] = jvmflags.Flags{ObjectAlignment: 8, CompressedOops: true, CompressedOopsOrigin: "ergonomic", HeapBaseMinAddress: 2 << 30, MaxHeapSize: 1 << 30}
+	want := "C9: container tm ran with 8-byte object alignment, as its final flags say (ObjectAlignmentInBytes); its plan declares 16 (objectAlignment), which its heap's ceiling of 62 GiB assumes"
+	if err := run.heapMismatch(); err == nil || err.Error() != want {
+		t.Errorf("heapMismatch = %v\nwant %s", err, want)
+	}
+	f := run.flags["tm"]
+	f.ObjectAlignment = 16
+	run.flags["tm"] = f
+	if err := run.heapMismatch(); err != nil {
+		t.Errorf("a JVM at the declared alignment: %v", err)
+	}
+}
+
+// TestCompressedOopsModeOtherThanTheHeapImplies: a JVM whose mode is not
+// the one its declared heap, alignment and heap base imply (here a heap
+// placed from a higher base than the plan's, so not zero based) fails C9
+// with both modes and the JVM's flags.
+func TestCompressedOopsModeOtherThanTheHeapImplies(t *testing.T) {
+	run := alignedRun(8)
+	run.plan.Entrant.Containers["tm"].JVM.Heap = 8 << 30
+	run.heaps["tm"] = gclog.Heap{ConfiguredBytes: 8 << 30, CompressedOopsMode: "Non-zero based"}
+	run.flags["tm"] = jvmflags.Flags{ObjectAlignment: 8, CompressedOops: true, CompressedOopsOrigin: "ergonomic", HeapBaseMinAddress: 33 << 30, MaxHeapSize: 8 << 30}
+	want := "C9: container tm ran in compressed-oops mode Non-zero based, as the JVM says; its plan's 8 GiB heap at object alignment 8 and heap base 2 GiB takes mode Zero based, under their ceiling of 30 GiB, so its final flags give MaxHeapSize 8 GiB, ObjectAlignmentInBytes 8, HeapBaseMinAddress 33 GiB and UseCompressedOops true (ergonomic)"
+	if err := run.heapMismatch(); err == nil || err.Error() != want {
+		t.Errorf("heapMismatch = %v\nwant %s", err, want)
+	}
+	// ZGC uses none, and its plan says so: its flags' Disabled is no
+	// mismatch, though its log names no mode.
+	run.plan.Entrant.Containers["tm"].JVM.GC = "ZGC"
+	run.heaps["tm"] = gclog.Heap{ConfiguredBytes: 8 << 30}
+	run.flags["tm"] = jvmflags.Flags{ObjectAlignment: 8, CompressedOops: false, CompressedOopsOrigin: "ergonomic", HeapBaseMinAddress: 2 << 30, MaxHeapSize: 8 << 30}
+	if got := run.oopsMode("tm"); got != "Disabled" {
+		t.Errorf("ZGC's mode %q, want Disabled", got)
+	}
+	if err := run.heapMismatch(); err != nil {
+		t.Errorf("ZGC as declared: %v", err)
+	}
+}
+
+// alignedRun is a run of one TaskManager, tm, whose plan declares a 31 GiB
+// G1 heap at the given alignment from the default heap base, with the
+// schema's JVM options.
+func alignedRun(alignment int) *armRun {
+	opt := gclog.Option(gclog.Path)
+	flags := jvmflags.Options(jvmflags.Path)
+	jvm := &schema.JVM{Heap: 31 << 30, ObjectAlignment: alignment, HeapBaseMinAddress: 2 << 30, Ceiling: 32<<30*int64(alignment)/8 - 2<<30, GC: "G1",
+		GCLog: opt, FlagsLog: flags, JVMOptions: append(append([]string{opt}, flags...), "-XX:+UseG1GC")}
+	if alignment != 8 {
+		jvm.JVMOptions = append(jvm.JVMOptions, fmt.Sprintf("-XX:ObjectAlignmentInBytes=%d", alignment))
+	}
+	return &armRun{plan: &schema.Plan{Entrant: schema.Entrant{Containers: map[string]schema.Container{"tm": {Runtime: "jvm", JVM: jvm}}}},
+		heaps: map[string]gclog.Heap{}, flags: map[string]jvmflags.Flags{}}
 }

@@ -433,20 +433,23 @@ type Maven struct {
 
 // JVM is a JVM container's heap declaration (C9).
 type JVM struct {
-	Heap               int64    `json:"heap"`
-	Floor              int64    `json:"floor"`
-	NonHeap            int64    `json:"nonHeap"`
-	ObjectAlignment    int      `json:"objectAlignment"`
-	HeapBaseMinAddress int64    `json:"heapBaseMinAddress"`
-	Ceiling            int64    `json:"ceiling"`
-	GC                 string   `json:"gc"`
-	LiveSet            int64    `json:"liveSet,omitempty"`
-	GCLog              string   `json:"gcLog"`
-	JVMOptions         []string `json:"jvmOptions"`
-	Options            []string `json:"options"`
-	OptionsVia         string   `json:"optionsVia"`
-	OptionsJoin        string   `json:"optionsJoin"`
-	Flink              string   `json:"flink,omitempty"`
+	Heap               int64  `json:"heap"`
+	Floor              int64  `json:"floor"`
+	NonHeap            int64  `json:"nonHeap"`
+	ObjectAlignment    int    `json:"objectAlignment"`
+	HeapBaseMinAddress int64  `json:"heapBaseMinAddress"`
+	Ceiling            int64  `json:"ceiling"`
+	GC                 string `json:"gc"`
+	LiveSet            int64  `json:"liveSet,omitempty"`
+	GCLog              string `json:"gcLog"`
+	// FlagsLog are the options under which the JVM writes its final flags
+	// to a file (#JVM.flagsLog); they are among JVMOptions.
+	FlagsLog    []string `json:"flagsLog"`
+	JVMOptions  []string `json:"jvmOptions"`
+	Options     []string `json:"options"`
+	OptionsVia  string   `json:"optionsVia"`
+	OptionsJoin string   `json:"optionsJoin"`
+	Flink       string   `json:"flink,omitempty"`
 	// ProcessSize, Config and ConfigFile are a Flink process's: its whole
 	// memory, which Flink divides into Heap and NonHeap, and the
 	// configuration entries its config.yaml holds for that division and
@@ -454,6 +457,29 @@ type JVM struct {
 	ProcessSize int64             `json:"processSize,omitempty"`
 	Config      map[string]string `json:"config,omitempty"`
 	ConfigFile  string            `json:"configFile,omitempty"`
+}
+
+// CompressedOopsMode is the compressed-oops mode the declared heap implies,
+// in HotSpot's words (its gc+init log says "Compressed Oops: Enabled
+// (Zero based)"). HotSpot places the heap from HeapBaseMinAddress up:
+// unscaled ("32-bit") while it ends within 4 GiB, "Zero based" while it
+// ends within the encoding's reach (32 GiB per 8 bytes of object alignment),
+// which is what Ceiling holds the heap to. ZGC uses none ("Disabled"). It is
+// "" where the plan does not say: no object alignment declared, or a heap
+// above the ceiling, which C9 refuses and where HotSpot takes a base, or no
+// compressed oops, as it finds room.
+func (j *JVM) CompressedOopsMode() string {
+	switch {
+	case j == nil || j.ObjectAlignment == 0:
+		return ""
+	case j.GC == "ZGC":
+		return "Disabled"
+	case j.HeapBaseMinAddress+j.Heap <= 4<<30:
+		return "32-bit"
+	case j.Heap <= j.Ceiling:
+		return "Zero based"
+	}
+	return ""
 }
 
 // Budget is the C4 host arithmetic.

@@ -125,22 +125,6 @@ var launcherEnvironment = []string{
 	"FLINK_CONF_DIR", "FLINK_PROPERTIES", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS",
 }
 
-// coopsMode is the compressed-oops mode HotSpot takes for j's heap, which
-// it places from HeapBaseMinAddress up: unscaled ("32-bit") while the heap
-// ends within 4 GiB, zero-based while it ends within the encoding's reach
-// (32 GiB per 8 bytes of alignment), which C9's ceiling is.
-func coopsMode(t *testing.T, j *schema.JVM) string {
-	t.Helper()
-	switch {
-	case j.HeapBaseMinAddress+j.Heap <= 4<<30:
-		return "32-bit"
-	case j.Heap <= j.Ceiling:
-		return "Zero based"
-	}
-	t.Fatalf("heap %d is above C9's compressed-oops ceiling %d", j.Heap, j.Ceiling)
-	return ""
-}
-
 // TestFlinkRunsWhatThePlanSays: for every Flink process of every Flink plan,
 // Flink derives from the plan's config.yaml exactly the declared heap and
 // non-heap split, its launcher hands the JVM arguments under which the JVM's
@@ -244,7 +228,13 @@ func TestFlinkRunsWhatThePlanSays(t *testing.T) {
 				if r.JVM.ObjectAlignmentInBytes != j.ObjectAlignment {
 					t.Errorf("ObjectAlignmentInBytes %d; the plan declares %d", r.JVM.ObjectAlignmentInBytes, j.ObjectAlignment)
 				}
-				if mode := coopsMode(t, j); !r.JVM.UseCompressedOops || r.JVM.CompressedOopsMode != mode {
+				// The mode the plan declares for its heap, which the
+				// executor holds the JVM to after a run.
+				mode := j.CompressedOopsMode()
+				if mode == "" {
+					t.Fatalf("the plan declares no compressed-oops mode for a %d-byte heap at alignment %d from %d (ceiling %d)", j.Heap, j.ObjectAlignment, j.HeapBaseMinAddress, j.Ceiling)
+				}
+				if r.JVM.UseCompressedOops != (mode != "Disabled") || r.JVM.CompressedOopsMode != mode {
 					t.Errorf("compressed oops %v (%s); a %d-byte heap at alignment %d from %d takes them %s",
 						r.JVM.UseCompressedOops, r.JVM.CompressedOopsMode, j.Heap, j.ObjectAlignment, j.HeapBaseMinAddress, mode)
 				}

@@ -6,8 +6,10 @@
 //
 // With -gclog it also stands in for a JVM's logging: where JAVA_TOOL_OPTIONS
 // asks for a GC log file (-Xlog:…:file=PATH:…), it writes a short G1 log
-// with known figures there, so tests can check that the executor asks for
-// the log and reads it back.
+// with known figures there, and where they also ask for the final flags in
+// a file (-XX:+LogVMOutput -XX:LogFile=PATH -XX:+PrintFlagsFinal), a few
+// lines of the flags table there, so tests can check that the executor
+// asks for both and reads them back.
 //
 // It is built statically (CGO_ENABLED=0) into a FROM scratch image, so it
 // relies on nothing but the kernel.
@@ -31,6 +33,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"spatec.dev/spatec/exec/gclog"
+	"spatec.dev/spatec/exec/jvmflags"
 )
 
 // Version is what -version prints; tests pin it to check version reading.
@@ -52,11 +55,22 @@ type options struct {
 }
 
 // gcLog is the G1 log -gclog writes: a 512 MiB heap, committed at most
-// 300 MiB, and at most 64 MiB occupied after a collection.
+// 300 MiB, and at most 64 MiB occupied after a collection, with compressed
+// oops in the mode such a heap takes from the default heap base.
 const gcLog = `[0.010s][info][gc] Using G1
+[0.011s][info][gc,init] Compressed Oops: Enabled (32-bit)
 [0.011s][info][gc,init] Heap Max Capacity: 512M
 [0.500s][info][gc] GC(0) Pause Young (Normal) (G1 Evacuation Pause) 100M->40M(256M) 3.000ms
 [0.900s][info][gc] GC(1) Pause Full (System.gc()) 200M->64M(300M) 9.000ms
+`
+
+// flagsTable is what of the final flags -gclog writes, as JDK 17 prints
+// them for that heap at the default alignment and heap base.
+const flagsTable = `[Global flags]
+   size_t HeapBaseMinAddress                       = 2147483648                             {pd product} {default}
+   size_t MaxHeapSize                              = 536870912                                 {product} {command line}
+     intx ObjectAlignmentInBytes                   = 8                              {product lp64_product} {default}
+     bool UseCompressedOops                        = true                           {product lp64_product} {ergonomic}
 `
 
 func main() {
@@ -130,7 +144,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&opts.hold, "hold", 0, "run this long, then exit (0: until SIGTERM, or at once with -exit)")
 	fs.IntVar(&opts.exit, "exit", -1, "exit with this code after -hold, printing a line to stderr first")
 	fs.BoolVar(&opts.version, "version", false, "print the version and exit")
-	fs.BoolVar(&opts.gclog, "gclog", false, "write a G1 log where JAVA_TOOL_OPTIONS' -Xlog asks for a file, as a JVM would")
+	fs.BoolVar(&opts.gclog, "gclog", false, "write a G1 log where JAVA_TOOL_OPTIONS' -Xlog asks for a file, and final flags where their -XX:LogFile does, as a JVM would")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -153,16 +167,31 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	return opts, nil
 }
 
-// writeGCLog writes gcLog to the file javaToolOptions' -Xlog option names.
+// writeGCLog writes gcLog to the file javaToolOptions' -Xlog option names,
+// and flagsTable to the one its -XX:LogFile option names, if they ask for
+// the final flags.
 func writeGCLog(javaToolOptions string) error {
 	path, err := gclog.File(javaToolOptions)
 	if err != nil {
 		return fmt.Errorf("-gclog: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := writeFile(path, gcLog); err != nil {
 		return fmt.Errorf("-gclog: %w", err)
 	}
-	return os.WriteFile(path, []byte(gcLog), 0o644)
+	if path, err := jvmflags.File(strings.Fields(javaToolOptions)); err == nil {
+		if err := writeFile(path, flagsTable); err != nil {
+			return fmt.Errorf("-gclog: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeFile writes text to path, making its directory.
+func writeFile(path, text string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(text), 0o644)
 }
 
 // parseSize reads a byte count written as a plain integer or with a binary

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"spatec.dev/spatec/exec/gclog"
+	"spatec.dev/spatec/exec/jvmflags"
 )
 
 func TestParseSize(t *testing.T) {
@@ -114,8 +115,9 @@ func TestMemoryIsResident(t *testing.T) {
 	}
 }
 
-// TestWriteGCLog: -gclog writes where the executor's option says, a log the
-// executor's parser reads as the figures the exec tests expect.
+// TestWriteGCLog: -gclog writes where the executor's options say, a log and
+// final flags the executor's parsers read as the figures the exec tests
+// expect.
 func TestWriteGCLog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "gc.log")
 	if err := writeGCLog("-XX:+UseG1GC " + gclog.Option(path)); err != nil {
@@ -130,8 +132,22 @@ func TestWriteGCLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.ConfiguredBytes != 512<<20 || h.CommittedPeakBytes != 300<<20 || h.LivePeakBytes != 64<<20 {
-		t.Errorf("parsed %+v, want 512 MiB configured, 300 MiB committed, 64 MiB live", h)
+	if h.ConfiguredBytes != 512<<20 || h.CommittedPeakBytes != 300<<20 || h.LivePeakBytes != 64<<20 || h.CompressedOopsMode != "32-bit" {
+		t.Errorf("parsed %+v, want 512 MiB configured, 300 MiB committed, 64 MiB live, compressed oops 32-bit", h)
+	}
+	// With the final flags' options, their file too.
+	flagsPath := filepath.Join(t.TempDir(), "sub", "vm.log")
+	if err := writeGCLog(gclog.Option(path) + " " + strings.Join(jvmflags.Options(flagsPath), " ")); err != nil {
+		t.Fatal(err)
+	}
+	ff, err := os.Open(flagsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ff.Close()
+	flags, err := jvmflags.Parse(ff)
+	if want := (jvmflags.Flags{ObjectAlignment: 8, CompressedOops: true, CompressedOopsOrigin: "ergonomic", HeapBaseMinAddress: 2 << 30, MaxHeapSize: 512 << 20}); err != nil || flags != want {
+		t.Errorf("final flags %+v (%v), want %+v", flags, err, want)
 	}
 	if err := writeGCLog("-XX:+UseG1GC"); err == nil || !strings.Contains(err.Error(), "has no -Xlog option that writes to a file") {
 		t.Errorf("no -Xlog: got %v", err)

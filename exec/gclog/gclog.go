@@ -1,6 +1,7 @@
 // Package gclog reads what a JVM's garbage-collection log says of its heap,
 // for the figures C9 asks JVM arms to publish: the configured heap, the
-// committed peak and the live peak.
+// committed peak and the live peak, and the compressed-oops mode the JVM
+// ran in.
 //
 // The executor starts every JVM container with Option appended to its
 // JAVA_TOOL_OPTIONS, so the log is JDK unified logging (JDK 9 and later) of
@@ -63,16 +64,17 @@ type Heap struct {
 	LivePeakBytes int64
 	// Collections counts the collections read.
 	Collections int
-	// CompressedOops is the JVM's verdict on compressed object pointers,
-	// as gc+init logs it: "Enabled (32-bit)", "Enabled (Zero based)",
-	// "Disabled"; "" when the log does not say (ZGC uses none). It is
-	// what the object alignment and heap base C9 reasons with came to.
-	CompressedOops string
-	// ObjectAlignment is the object alignment the JVM ran with, in bytes,
-	// read from gc+heap+coops's oop shift (alignment = 1 << shift); 0 where
-	// the log cannot say: compressed oops off, or in 32-bit mode, which
-	// shifts by nothing whatever the alignment.
-	ObjectAlignment int
+	// CompressedOopsMode is the compressed-oops mode the JVM ran in, in
+	// its own words: "32-bit" (unscaled), "Zero based", "Non-zero disjoint
+	// base", "Non-zero based", or "Disabled"; "" when the log does not say
+	// (ZGC, which uses none, logs nothing of them). gc+init gives it
+	// ("Compressed Oops: Enabled (Zero based)", "Disabled"), and so does
+	// gc+heap+coops for a mode that is enabled. It is what the object
+	// alignment and heap base C9 reasons with came to; the alignment
+	// itself is the JVM's final flags' to say (package jvmflags): the
+	// coops line's oop shift is none in 32-bit mode, whatever the
+	// alignment.
+	CompressedOopsMode string
 }
 
 var (
@@ -93,9 +95,13 @@ var (
 	// maxHeap is the configured maximum: `Heap Max Capacity: 64M` (G1,
 	// Parallel, Serial) or `Max Capacity: 64M` (ZGC), in gc+init.
 	maxHeap = regexp.MustCompile(`^(?:Heap )?Max Capacity: (\d+[BKMG])$`)
-	// oopShift is gc+heap+coops's account of the compressed-oops mode:
-	// `… Compressed Oops mode: Zero based, Oop shift amount: 4`.
-	oopShift = regexp.MustCompile(`Oop shift amount: (\d+)`)
+	// coopsMode is gc+heap+coops's account of the compressed-oops mode:
+	// `… Compressed Oops mode: Zero based, Oop shift amount: 4`, or
+	// `… mode: Non-zero based: 0x0000000840000000, Oop shift amount: 3`.
+	coopsMode = regexp.MustCompile(`Compressed Oops mode: ([^,:]+)`)
+	// initOops is gc+init's: `Compressed Oops: Enabled (Zero based)` or
+	// `Compressed Oops: Disabled`.
+	initOops = regexp.MustCompile(`^Compressed Oops: (?:Enabled \((.+)\)|(Disabled))$`)
 )
 
 // Parse reads a GC log. It fails only on a log with no line of the JDK's
@@ -119,16 +125,16 @@ func Parse(r io.Reader) (Heap, error) {
 			if mm := maxHeap.FindStringSubmatch(msg); mm != nil {
 				h.ConfiguredBytes = size(mm[1])
 			}
-			if v, ok := strings.CutPrefix(msg, "Compressed Oops: "); ok {
-				h.CompressedOops = v
+			// gc+init's word wins over gc+heap+coops': it is the
+			// summary, and the one that also says Disabled.
+			if mm := initOops.FindStringSubmatch(msg); mm != nil {
+				h.CompressedOopsMode = mm[1] + mm[2]
 			}
 		case "gc,heap":
 			h.readZRow(msg)
 		case "gc,heap,coops":
-			if mm := oopShift.FindStringSubmatch(msg); mm != nil {
-				if n, err := strconv.Atoi(mm[1]); err == nil && n > 0 && n < 8 {
-					h.ObjectAlignment = 1 << n
-				}
+			if mm := coopsMode.FindStringSubmatch(msg); mm != nil && h.CompressedOopsMode == "" {
+				h.CompressedOopsMode = strings.TrimSpace(mm[1])
 			}
 		}
 	}

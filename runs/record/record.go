@@ -174,10 +174,16 @@ const (
 	FlagPeakLifetime     = "peak_lifetime"     // memory.peak could not be reset: the peak covers the container's lifetime
 	FlagInterrupted      = "interrupted"       // the run was stopped by a signal
 	FlagJVMHeapUnread    = "jvm_heap_unread"   // a JVM container's GC log could not be read: its heap figures (C9) are missing
+	FlagJVMFlagsUnread   = "jvm_flags_unread"  // a JVM container's object alignment or compressed-oops mode (C9) could not be read from the JVM: neither recorded nor checked
 	FlagRowsUncounted    = "rows_uncounted"    // ClickHouse could not count the rows landed: distinct_rows (or landed_rows) is absent, not 0
 	FlagUnderSampled     = "under_sampled"     // the window held too few sampler readings for its peaks and means to cover it
 	FlagHostBusy         = "host_busy"         // the host spent more CPU outside the run (and lost more to steal) than the caps leave of its cores
 )
+
+// CompressedOopsModes are the compressed-oops modes a JVM runs in, as
+// HotSpot names them (its gc+init log), the values of a container's
+// jvm_compressed_oops_mode.
+var CompressedOopsModes = []string{"32-bit", "Zero based", "Non-zero disjoint base", "Non-zero based", "Disabled"}
 
 // Record is one run of one arm: one line of the results log.
 type Record struct {
@@ -234,6 +240,16 @@ type Container struct {
 	// Node is the Kubernetes node the container's pod ran on, where its
 	// caps were read back and its usage sampled; empty on Docker.
 	Node string `json:"node,omitempty"`
+	// JVMObjectAlignmentBytes is the object alignment a JVM container ran
+	// with, from its final flags (ObjectAlignmentInBytes), and
+	// JVMCompressedOopsMode its compressed-oops mode in HotSpot's words:
+	// "32-bit" (unscaled), "Zero based", "Non-zero disjoint base",
+	// "Non-zero based" (from its GC log), or "Disabled" (its flags'
+	// UseCompressedOops). They are what C9's ceiling reasons with, as the
+	// JVM says it ran; absent where it could not be read (flag
+	// jvm_flags_unread) and for a container that runs no JVM.
+	JVMObjectAlignmentBytes int    `json:"jvm_object_alignment_bytes,omitempty"`
+	JVMCompressedOopsMode   string `json:"jvm_compressed_oops_mode,omitempty"`
 	// StartedAt is when an arm's container started (the engine's start
 	// returned, or on Kubernetes the start its node recorded): the latest
 	// of them opens the reference harness's window (run.window.harness).
@@ -433,6 +449,14 @@ func (r *Record) Check() []string {
 		if u := r.Metrics[name].Unit; !KnownUnit(u) {
 			add("metric %s has unit %q, which is not a known unit (known: %s); add a new unit to record.KnownUnits together with the code that emits it",
 				name, u, strings.Join(KnownUnits, ", "))
+		}
+	}
+	for _, c := range r.SUT.Containers {
+		if a := c.JVMObjectAlignmentBytes; a != 0 && (a < 8 || a > 256 || a&(a-1) != 0) {
+			add("container %s: jvm_object_alignment_bytes %d is not an object alignment HotSpot runs with (a power of two from 8 to 256)", c.Name, a)
+		}
+		if m := c.JVMCompressedOopsMode; m != "" && !slices.Contains(CompressedOopsModes, m) {
+			add("container %s: jvm_compressed_oops_mode %q is not one HotSpot names (%s)", c.Name, m, strings.Join(CompressedOopsModes, ", "))
 		}
 	}
 	if e := r.Run.Evidence; e != "" && e != EvidenceMeasured && e != EvidenceExploratory {

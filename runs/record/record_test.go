@@ -109,6 +109,32 @@ func TestNewRunIDIsVersion7(t *testing.T) {
 	}
 }
 
+// TestJVMFieldsAreWhatHotSpotRuns: a JVM container's object alignment and
+// compressed-oops mode travel in the record as written, and a value no
+// HotSpot runs with is a defect of the record.
+func TestJVMFieldsAreWhatHotSpotRuns(t *testing.T) {
+	rec := sample(t)
+	c := &rec.SUT.Containers[0]
+	c.JVMObjectAlignmentBytes, c.JVMCompressedOopsMode = 8, "32-bit"
+	if !strings.Contains(line(t, rec), `"jvm_object_alignment_bytes":8,"jvm_compressed_oops_mode":"32-bit"`) {
+		t.Errorf("the record's line: %s", line(t, rec))
+	}
+	if msgs := rec.Check(); len(msgs) != 0 {
+		t.Errorf("a JVM as HotSpot runs it: %v", msgs)
+	}
+	c.JVMObjectAlignmentBytes, c.JVMCompressedOopsMode = 12, "zero-based"
+	got := strings.Join(rec.Check(), "; ")
+	want := `container reference: jvm_object_alignment_bytes 12 is not an object alignment HotSpot runs with (a power of two from 8 to 256); container reference: jvm_compressed_oops_mode "zero-based" is not one HotSpot names (32-bit, Zero based, Non-zero disjoint base, Non-zero based, Disabled)`
+	if got != want {
+		t.Errorf("Check = %s\nwant %s", got, want)
+	}
+	// A container that runs no JVM carries neither.
+	c.JVMObjectAlignmentBytes, c.JVMCompressedOopsMode = 0, ""
+	if strings.Contains(line(t, rec), "jvm_") {
+		t.Errorf("a container without a JVM: %s", line(t, rec))
+	}
+}
+
 func TestStatusSeverityOrder(t *testing.T) {
 	// Worst wins: failed > refused > infra_bound > ok.
 	order := []Status{StatusOK, StatusInfraBound, StatusRefused, StatusFailed, Status("exploded")}
@@ -186,6 +212,7 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 	rec.Run.Infra = []Container{{Name: "broker", Role: "broker", Image: "kfake", ImageDigest: "sha256:00", CPUs: "0.50", MemoryBytes: 1 << 30}}
 	rec.Run.Ceilings = map[string]Metric{"broker_msgs_per_s": {Value: 1e6, Unit: "msg/s", HigherIsBetter: true}}
 	rec.Flags = []string{FlagPeakLifetime}
+	rec.SUT.Containers[0].JVMObjectAlignmentBytes, rec.SUT.Containers[0].JVMCompressedOopsMode = 16, "Zero based"
 	rec.Note = "tail: \"quoted\" \u00e9\n\tsecond line"
 	withHarnessWindow(t, rec)
 	raw := []byte(line(t, rec))

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"spatec.dev/spatec/exec/gclog"
+	"spatec.dev/spatec/exec/jvmflags"
 	"spatec.dev/spatec/schema"
 )
 
@@ -82,11 +83,20 @@ func ForPlan(p *schema.Plan) (*Manifests, error) {
 			pod.Spec.Containers[0].VolumeMounts = mounts
 		}
 		if c.JVM != nil {
-			// The GC log's directory, writable whatever user the image
-			// runs as, as on Docker.
+			// The GC log's directory and the final flags', writable
+			// whatever user the image runs as, as on Docker; the schema
+			// writes both files in one.
+			mount := func(name, dir string) {
+				pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+				pod.Spec.Containers[0].VolumeMounts = append(pod.Spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: name, MountPath: dir})
+			}
+			gcDir := ""
 			if file, err := gclog.File(c.JVM.GCLog); err == nil {
-				pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "gc-log", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
-				pod.Spec.Containers[0].VolumeMounts = append(pod.Spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "gc-log", MountPath: path.Dir(file)})
+				gcDir = path.Dir(file)
+				mount("gc-log", gcDir)
+			}
+			if file, err := jvmflags.File(c.JVM.FlagsLog); err == nil && path.Dir(file) != gcDir {
+				mount("jvm-flags", path.Dir(file))
 			}
 		}
 		m.Pods = append(m.Pods, pod)

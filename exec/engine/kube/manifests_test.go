@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"spatec.dev/spatec/exec/jvmflags"
 	"spatec.dev/spatec/schema"
 )
 
@@ -19,7 +20,8 @@ func kubePlan(cpus float64, jvm bool) *schema.Plan {
 	}
 	if jvm {
 		c.Runtime = "jvm"
-		c.JVM = &schema.JVM{Heap: 512 << 20, GCLog: "-Xlog:gc:file=/spatec-gc/gc.log", Options: []string{"-Xms512m", "-Xmx512m"}, OptionsVia: "JAVA_TOOL_OPTIONS"}
+		c.JVM = &schema.JVM{Heap: 512 << 20, GCLog: "-Xlog:gc:file=/spatec-gc/gc.log", FlagsLog: jvmflags.Options("/spatec-gc/vm.log"),
+			Options: []string{"-Xms512m", "-Xmx512m"}, OptionsVia: "JAVA_TOOL_OPTIONS"}
 	}
 	return &schema.Plan{
 		Variant: "default",
@@ -32,7 +34,8 @@ func kubePlan(cpus float64, jvm bool) *schema.Plan {
 // TestPodsAreGuaranteedAndCarryThePlan: each container is a pod whose
 // requests equal its limits (the plan's CPUs and memory), on the named
 // node, with the plan's image, command, environment (a JVM's heap and GC
-// log handed over as on Docker) and files.
+// log handed over as on Docker) and files, and one directory for the GC
+// log and the final flags, which the schema writes side by side.
 func TestPodsAreGuaranteedAndCarryThePlan(t *testing.T) {
 	m, err := ForPlan(kubePlan(1, true))
 	if err != nil {

@@ -55,8 +55,11 @@ final class JvmProbe {
     /** -version's first line: openjdk version "17.0.15" 2025-04-15. */
     private static final Pattern VERSION = Pattern.compile("^\\S+ version \"([^\"]+)\"");
 
-    /** An -Xlog output to a file: file=<path> up to the next colon. */
-    private static final Pattern LOG_FILE = Pattern.compile("file=(/[^:]*)");
+    /**
+     * A log file: an -Xlog output's file=<path> up to the next colon, or -XX:LogFile=<path>, where
+     * the JVM copies its console output (#JVM.flagsLog).
+     */
+    private static final Pattern LOG_FILE = Pattern.compile("(file=|-XX:LogFile=)(/[^:]*)");
 
     /** The collectors' flags, and the names the plans give them (#JVM.gc). */
     private static final Map<String, String> COLLECTORS =
@@ -91,7 +94,7 @@ final class JvmProbe {
             cmd.add("-XX:ActiveProcessorCount=" + (int) Math.ceil(cpus));
         }
         for (String a : args) {
-            cmd.add(a.startsWith("-Xlog") ? intoScratch(a, scratch) : a);
+            cmd.add(a.startsWith("-Xlog") || a.startsWith("-XX:LogFile=") ? intoScratch(a, scratch) : a);
         }
         cmd.add(SMALL_INITIAL_HEAP);
         cmd.add("-XX:+PrintFlagsFinal");
@@ -142,17 +145,17 @@ final class JvmProbe {
             }
             Matcher o = OOPS.matcher(line);
             if (o.find()) {
-                mode = o.group(2) == null ? "disabled" : o.group(2);
+                mode = o.group(2) == null ? "Disabled" : o.group(2);
             }
         }
         boolean oops = bool(flags, "UseCompressedOops");
         if (mode == null) {
-            // Collectors without a gc+init summary; disabled is the one mode the flag alone
+            // Collectors without a gc+init summary; Disabled is the one mode the flag alone
             // tells.
             if (oops) {
                 throw new IOException("the JVM printed no compressed-oops mode:\n" + out);
             }
-            mode = "disabled";
+            mode = "Disabled";
         }
         String gc = null;
         for (Map.Entry<String, String> c : COLLECTORS.entrySet()) {
@@ -177,17 +180,17 @@ final class JvmProbe {
     }
 
     /**
-     * The same -Xlog option with its log file under scratch: the executor makes the GC log's
-     * directory in the container (#JVM.gcLog), and a JVM that cannot open its log file refuses
-     * to start.
+     * The same -Xlog or -XX:LogFile option with its file under scratch: the executor makes the
+     * files' directory in the container (#JVM.gcLog, #JVM.flagsLog), and a JVM that cannot open
+     * its GC log refuses to start (one that cannot open its LogFile warns, and writes none).
      */
-    static String intoScratch(String xlog, Path scratch) throws IOException {
-        Matcher m = LOG_FILE.matcher(xlog);
+    static String intoScratch(String option, Path scratch) throws IOException {
+        Matcher m = LOG_FILE.matcher(option);
         StringBuilder sb = new StringBuilder();
         while (m.find()) {
-            Path moved = scratch.resolve(m.group(1).substring(1));
+            Path moved = scratch.resolve(m.group(2).substring(1));
             Files.createDirectories(moved.getParent());
-            m.appendReplacement(sb, Matcher.quoteReplacement("file=" + moved));
+            m.appendReplacement(sb, Matcher.quoteReplacement(m.group(1) + moved));
         }
         m.appendTail(sb);
         return sb.toString();

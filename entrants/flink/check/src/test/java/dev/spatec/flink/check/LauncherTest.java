@@ -204,4 +204,11 @@ class LauncherTest {
                 "-Xlog:gc:file=" + tmp.resolve("spatec-gc/gc.log") + ":uptime:filecount=0", moved);
         assertTrue(Files.isDirectory(tmp.resolve("spatec-gc")));
     }
+
+    @Test
+    void theFlagsFileMovesUnderTheScratchDirectory() throws Exception {
+        String moved = JvmProbe.intoScratch("-XX:LogFile=/spatec-gc/vm.log", tmp);
+        assertEquals("-XX:LogFile=" + tmp.resolve("spatec-gc/vm.log"), moved);
+        assertTrue(Files.isDirectory(tmp.resolve("spatec-gc")));
+    }
 }
