@@ -118,9 +118,17 @@ func (run *armRun) heapMismatch() error {
 			continue
 		}
 		h, f := run.heaps[name], run.flags[name]
-		if got := h.ConfiguredBytes; got > 0 && got != decl.Heap {
-			lines = append(lines, fmt.Sprintf("container %s ran with a %s heap, as its GC log says; its plan declares %s",
-				name, schema.FormatBytes(got), schema.FormatBytes(decl.Heap)))
+		// The JVM rounds the heap it is given up to its alignment (G1's
+		// region), so a declared heap off that grain runs a little larger.
+		align := f.HeapAlignment()
+		aligned := (decl.Heap + align - 1) / align * align
+		if got := h.ConfiguredBytes; got > 0 && got != decl.Heap && got != aligned {
+			grain := ""
+			if aligned != decl.Heap {
+				grain = fmt.Sprintf(" (%s at the JVM's heap alignment of %s)", schema.FormatBytes(aligned), schema.FormatBytes(align))
+			}
+			lines = append(lines, fmt.Sprintf("container %s ran with a %s heap, as its GC log says; its plan declares %s%s",
+				name, schema.FormatBytes(got), schema.FormatBytes(decl.Heap), grain))
 		}
 		if got, want := f.ObjectAlignment, decl.ObjectAlignment; got > 0 && want > 0 && got != want {
 			lines = append(lines, fmt.Sprintf("container %s ran with %d-byte object alignment, as its final flags say (ObjectAlignmentInBytes); its plan declares %d (objectAlignment), which its heap's ceiling of %s assumes",

@@ -162,3 +162,31 @@ func alignedRun(alignment int) *armRun {
 	return &armRun{plan: &schema.Plan{Entrant: schema.Entrant{Containers: map[string]schema.Container{"tm": {Runtime: "jvm", JVM: jvm}}}},
 		heaps: map[string]gclog.Heap{}, flags: map[string]jvmflags.Flags{}}
 }
+
+// TestHeapAtTheJVMsAlignment: the JVM rounds a heap up to its alignment
+// (G1's region, 2 MiB at least), so a declared heap off that grain runs
+// that much larger and is the declared one; a larger one is not.
+func TestHeapAtTheJVMsAlignment(t *testing.T) {
+	run := alignedRun(8)
+	decl := run.plan.Entrant.Containers["tm"].JVM
+	decl.Heap = 17946 << 20 // the harness's TaskManager heap: 8 MiB regions make it 17952 MiB
+	flags := jvmflags.Flags{ObjectAlignment: 8, CompressedOops: true, HeapBaseMinAddress: 2 << 30, MaxHeapSize: 17952 << 20, G1RegionSize: 8 << 20}
+	run.flags["tm"] = flags
+	run.heaps["tm"] = gclog.Heap{ConfiguredBytes: 17952 << 20, CompressedOopsMode: "Zero based"}
+	if err := run.heapMismatch(); err != nil {
+		t.Errorf("a heap the JVM rounded to its regions: %v", err)
+	}
+	run.heaps["tm"] = gclog.Heap{ConfiguredBytes: 17960 << 20, CompressedOopsMode: "Zero based"}
+	want := "C9: container tm ran with a 17960 MiB heap, as its GC log says; its plan declares 17946 MiB (17952 MiB at the JVM's heap alignment of 8 MiB)"
+	if err := run.heapMismatch(); err == nil || err.Error() != want {
+		t.Errorf("heapMismatch = %v\nwant %s", err, want)
+	}
+	// Without G1's regions, the card table's 2 MiB.
+	flags.G1RegionSize = 0
+	run.flags["tm"] = flags
+	decl.Heap = 1069 << 20
+	run.heaps["tm"] = gclog.Heap{ConfiguredBytes: 1070 << 20, CompressedOopsMode: "32-bit"}
+	if err := run.heapMismatch(); err != nil {
+		t.Errorf("a heap the JVM rounded to 2 MiB: %v", err)
+	}
+}

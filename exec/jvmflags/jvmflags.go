@@ -65,7 +65,15 @@ type Flags struct {
 	HeapBaseMinAddress int64
 	// MaxHeapSize is the maximum heap, as the JVM rounded it.
 	MaxHeapSize int64
+	// G1RegionSize is G1HeapRegionSize: G1 rounds its heap up to a whole
+	// number of regions (0 under another collector).
+	G1RegionSize int64
 }
+
+// HeapAlignment is what the JVM rounds a maximum heap up to: the reach of
+// a page of its card table (512-byte cards on 4 KiB pages, 2 MiB), or G1's
+// region where that is larger.
+func (f Flags) HeapAlignment() int64 { return max(2<<20, f.G1RegionSize) }
 
 // flag is one line of the table: `     intx ObjectAlignmentInBytes    = 8
 // {product lp64_product} {default}` (JDK 9 and later; JDK 8 has no origin
@@ -121,6 +129,9 @@ func Parse(r io.Reader) (Flags, error) {
 	f.ObjectAlignment = int(number("ObjectAlignmentInBytes"))
 	f.HeapBaseMinAddress = number("HeapBaseMinAddress")
 	f.MaxHeapSize = number("MaxHeapSize")
+	if _, ok := table["G1HeapRegionSize"]; ok {
+		f.G1RegionSize = number("G1HeapRegionSize")
+	}
 	switch oops := table["UseCompressedOops"]; oops.value {
 	case "true", "false":
 		f.CompressedOops, f.CompressedOopsOrigin = oops.value == "true", oops.origin

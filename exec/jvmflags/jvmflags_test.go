@@ -17,8 +17,8 @@ import (
 // figures are read off each file's table by hand.
 func TestParseJDK17(t *testing.T) {
 	for file, want := range map[string]Flags{
-		"jdk17-align16-zero-based.vm.log": {ObjectAlignment: 16, CompressedOops: true, CompressedOopsOrigin: "ergonomic", HeapBaseMinAddress: 2 << 30, MaxHeapSize: 40 << 30},
-		"jdk17-disabled.vm.log":           {ObjectAlignment: 8, CompressedOops: false, CompressedOopsOrigin: "default", HeapBaseMinAddress: 2 << 30, MaxHeapSize: 40 << 30},
+		"jdk17-align16-zero-based.vm.log": {ObjectAlignment: 16, CompressedOops: true, CompressedOopsOrigin: "ergonomic", HeapBaseMinAddress: 2 << 30, MaxHeapSize: 40 << 30, G1RegionSize: 32 << 20},
+		"jdk17-disabled.vm.log":           {ObjectAlignment: 8, CompressedOops: false, CompressedOopsOrigin: "default", HeapBaseMinAddress: 2 << 30, MaxHeapSize: 40 << 30, G1RegionSize: 32 << 20},
 	} {
 		got, err := parseFile(filepath.Join("testdata", file))
 		if err != nil || got != want {
@@ -88,7 +88,7 @@ func TestFlagsFromALiveJVM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Flags{ObjectAlignment: 16, CompressedOops: true, CompressedOopsOrigin: "ergonomic", HeapBaseMinAddress: 2 << 30, MaxHeapSize: 2 << 30}
+	want := Flags{ObjectAlignment: 16, CompressedOops: true, CompressedOopsOrigin: "ergonomic", HeapBaseMinAddress: 2 << 30, MaxHeapSize: 2 << 30, G1RegionSize: 1 << 20}
 	if fromFile != want || fromConsole != want {
 		t.Errorf("file %+v, console %+v; want %+v", fromFile, fromConsole, want)
 	}
