@@ -71,8 +71,14 @@ func (s *Session) ensureImage(ctx context.Context, ref, digest string, build *sc
 			return image{}, fmt.Errorf("the base of image %s: %w", ref, err)
 		}
 		decl.From = base
+		// What it adds is checked by the environment's pins; CheckPinned
+		// refused an image without them before anything started.
+		pinned, missing := layered.Pin(decl, &s.env)
+		if len(missing) > 0 {
+			return image{}, &Refusal{artefact.Refusal(s.env.Name, missing)}
+		}
 		b := &layered.Builder{Engine: r.Engine, CacheDir: r.cache("downloads"), Progress: r.Progress}
-		built, err := b.Ensure(ctx, ref, decl)
+		built, err := b.Ensure(ctx, ref, pinned)
 		if err != nil {
 			return image{}, err
 		}
@@ -81,10 +87,15 @@ func (s *Session) ensureImage(ctx context.Context, ref, digest string, build *sc
 			r.logf("built image %s (%s) on %s", ref, built.ID, base)
 		}
 	case build.Debian != nil:
+		recipe := *build.Debian
+		var missing []artefact.Unpinned
+		if recipe.Downloads, missing = artefact.PinDownloads(recipe.Downloads, &s.env); len(missing) > 0 {
+			return image{}, &Refusal{artefact.Refusal(s.env.Name, missing)}
+		}
 		b := &debimage.Builder{Engine: r.Engine, CacheDir: r.cache("rootfs"), Progress: r.Progress,
 			Downloads: &artefact.Fetcher{CacheDir: r.cache("downloads"), Progress: r.Progress},
 			Compiler:  &compile.Tree{Dir: r.SourceDir, CacheDir: r.cache("compile"), Progress: r.Progress}}
-		built, err := b.Ensure(ctx, ref, *build.Debian)
+		built, err := b.Ensure(ctx, ref, recipe)
 		if err != nil {
 			return image{}, err
 		}
@@ -266,7 +277,7 @@ func describeBuild(b *schema.Build) string {
 	case b.Debian != nil:
 		return "from Debian recipe " + debimage.Digest(*b.Debian)
 	case b.Layered != nil:
-		return "on " + b.Layered.From + ", build " + layered.Digest(*b.Layered)
+		return "on " + b.Layered.From + ", build " + layered.Digest(layered.Pinned{Layered: *b.Layered})
 	}
 	return "from an empty build"
 }
@@ -330,4 +341,46 @@ func (s *Session) readVersion(ctx context.Context, what string, img image, run s
 			what, strings.Join(command, " "), match, code, strings.TrimSpace(out))
 	}
 	return m[1], nil
+}
+
+// CheckPinned refuses plans whose images add what env has not pinned: a
+// download declared without its sha256, or a Maven artifact whose closure
+// env does not hold. Nothing would check what goes into the image, in a
+// fixture as anywhere (there is nothing else to check the jars by), so
+// nothing starts (C16). Each image is named once, with the command that
+// pins it.
+func CheckPinned(env schema.Environment, plans []*schema.Plan) error {
+	var refused []string
+	seen := map[string]bool{}
+	check := func(what, ref string, b *schema.Build) {
+		if b == nil || seen[ref] {
+			return
+		}
+		seen[ref] = true
+		var missing []artefact.Unpinned
+		switch {
+		case b.Layered != nil:
+			_, missing = layered.Pin(*b.Layered, &env)
+		case b.Debian != nil:
+			_, missing = artefact.PinDownloads(b.Debian.Downloads, &env)
+		}
+		if len(missing) > 0 {
+			refused = append(refused, fmt.Sprintf("%s: image %s: %s", what, ref, artefact.Refusal(env.Name, missing)))
+		}
+	}
+	for _, svc := range env.Infra.Services() {
+		if svc.Run == "container" && svc.Image != nil {
+			check("the image of "+svc.Name, svc.Image.Ref, svc.Build)
+		}
+	}
+	for _, p := range plans {
+		for _, n := range p.ContainerNames() {
+			c := p.Entrant.Containers[n]
+			check(fmt.Sprintf("%s: container %s", p.Entrant.Name, n), c.Image, c.Build)
+		}
+	}
+	if len(refused) > 0 {
+		return refusef("%s", strings.Join(refused, "\nREFUSED: "))
+	}
+	return nil
 }

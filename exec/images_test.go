@@ -108,3 +108,36 @@ func TestRunsImage(t *testing.T) {
 		}
 	}
 }
+
+// TestUnpinnedArtefactsAreRefused: an image that adds a download declared
+// without its sha256, or a Maven closure, is refused until the environment
+// pins them, in a fixture as in an authoritative environment, each named
+// with the command that pins it; once pinned, the plan passes.
+func TestUnpinnedArtefactsAreRefused(t *testing.T) {
+	const url = "https://example.org/tool-1.0.tar.gz"
+	maven := schema.MavenArtifact{Repositories: []string{"https://repo.example.org/maven/"}, Artifact: "org.example:plugin:1.0", To: "/opt/plugins/plugin"}
+	plan := &schema.Plan{Entrant: schema.Entrant{Name: "arm", Containers: map[string]schema.Container{
+		"worker": {Image: "spatec-worker:1", Build: &schema.Build{Layered: &schema.Layered{From: "base:1", Maven: []schema.MavenArtifact{maven}}}},
+		"helper": {Image: "spatec-helper:1", Build: &schema.Build{Debian: &schema.Debian{Suite: "trixie", Downloads: []schema.Download{{URL: url, To: "/opt/tool"}}}}},
+	}}}
+	env := schema.Environment{Name: "fixture", Class: "fixture"}
+	err := CheckPinned(env, []*schema.Plan{plan})
+	var ref *Refusal
+	if !errors.As(err, &ref) {
+		t.Fatalf("unpinned artefacts: %v; want a refusal", err)
+	}
+	for _, want := range []string{
+		"arm: container helper: image spatec-helper:1: C16: download " + url + " is not pinned in fixture, so nothing would check what goes into the image; run `spatec pin --env fixture` on a host that reaches " + url,
+		"\nREFUSED: arm: container worker: image spatec-worker:1: C16: the runtime closure of Maven artifact org.example:plugin:1.0 (into /opt/plugins/plugin) is not pinned in fixture",
+		"on a host that reaches https://repo.example.org/maven/ and Maven Central, review what it writes to envs/fixture/pins.cue",
+	} {
+		if !strings.Contains(ref.Reason, want) {
+			t.Errorf("refusal:\n%s\nwant it to say:\n%s", ref.Reason, want)
+		}
+	}
+	env.Pins = map[string]string{url: "sha256:" + strings.Repeat("c", 64)}
+	env.Closures = map[string][]schema.ClosureJar{maven.Artifact: {{URL: "https://repo.example.org/maven/org/example/plugin/1.0/plugin-1.0.jar", SHA256: strings.Repeat("d", 64)}}}
+	if err := CheckPinned(env, []*schema.Plan{plan}); err != nil {
+		t.Errorf("with the environment's pins: %v", err)
+	}
+}

@@ -96,6 +96,9 @@ func (r *Runner) Open(ctx context.Context, env schema.Environment, bare bool, pl
 	if len(blocked) > 0 {
 		return nil, refusef("%s", strings.Join(blocked, "; "))
 	}
+	if err := CheckPinned(env, plans); err != nil {
+		return nil, err
+	}
 	id, err := record.NewRunID()
 	if err != nil {
 		return nil, err

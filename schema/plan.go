@@ -56,6 +56,9 @@ type Environment struct {
 	Endpoints    Endpoints           `json:"endpoints"`
 	Workloads    map[string]Workload `json:"workloads"`
 	Pins         map[string]string   `json:"pins,omitempty"`
+	// Closures are the pinned jars of each Maven artifact an image build
+	// adds, by its coordinates (#Environment.closures).
+	Closures map[string][]ClosureJar `json:"closures,omitempty"`
 }
 
 // Kubernetes is where a run's pods go on a cluster (#Kubernetes).
@@ -383,6 +386,7 @@ type Build struct {
 type Layered struct {
 	From       string            `json:"from"`
 	Downloads  []Download        `json:"downloads"`
+	Maven      []MavenArtifact   `json:"maven,omitempty"`
 	Files      map[string]string `json:"files"`
 	User       string            `json:"user,omitempty"`
 	Entrypoint []string          `json:"entrypoint,omitempty"`
@@ -390,11 +394,27 @@ type Layered struct {
 
 // Download is an artefact a layered image adds (#Download).
 type Download struct {
-	URL    string  `json:"url"`
-	SHA256 string  `json:"sha256"`
+	URL string `json:"url"`
+	// SHA256 is "" when the declaration leaves it to the environment's
+	// pins.
+	SHA256 string  `json:"sha256,omitempty"`
 	To     string  `json:"to"`
 	Unzip  *string `json:"unzip,omitempty"`
 	Untar  *string `json:"untar,omitempty"`
+}
+
+// MavenArtifact is a Maven artifact a layered image adds with its runtime
+// closure (#MavenArtifact).
+type MavenArtifact struct {
+	Repositories []string `json:"repositories"`
+	Artifact     string   `json:"artifact"`
+	To           string   `json:"to"`
+}
+
+// ClosureJar is one pinned jar of a Maven closure (#ClosureJar).
+type ClosureJar struct {
+	URL    string `json:"url"`
+	SHA256 string `json:"sha256"`
 }
 
 // Debian is a recipe for an image made of Debian packages (#Debian).

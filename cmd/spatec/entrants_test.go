@@ -7,16 +7,24 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"os"
+	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"spatec.dev/spatec"
+	"spatec.dev/spatec/exec/artefact"
 	"spatec.dev/spatec/schema"
 )
 
@@ -140,10 +148,19 @@ func TestKafkaConnectReadsWhatItNeeds(t *testing.T) {
 					len(o.Drop) != 2 {
 					t.Errorf("sink objects %+v; want a Null landing table and a view into %s, and both dropped", o, p.Workload.Table.Name)
 				}
-				// Its converter's checksums are not in the tree: the arm
-				// says so, and exec refuses it with that reason.
-				if !strings.Contains(p.Entrant.Blocked, "packages.confluent.io") {
-					t.Errorf("blocked %q; want the converter's missing checksums named", p.Entrant.Blocked)
+				// The harness's converter (converter-pom.xml), with its
+				// closure, in a plugin directory of its own; the
+				// environment pins its jars.
+				want := []schema.MavenArtifact{{
+					Repositories: []string{"https://packages.confluent.io/maven/"},
+					Artifact:     "io.confluent:kafka-connect-avro-converter:8.3.0",
+					To:           worker["plugin.path"] + "/avro-converter",
+				}}
+				if b := c.Build; b == nil || b.Layered == nil || !reflect.DeepEqual(b.Layered.Maven, want) {
+					t.Errorf("build %+v; want Confluent's converter 8.3.0 and its closure in %s", b, want[0].To)
+				}
+				if p.Entrant.Blocked != "" {
+					t.Errorf("blocked %q", p.Entrant.Blocked)
 				}
 			case "json-rows":
 				expect(t, "clickhouse-sink.properties", sink, map[string]string{
@@ -151,8 +168,8 @@ func TestKafkaConnectReadsWhatItNeeds(t *testing.T) {
 					"value.converter":                "org.apache.kafka.connect.json.JsonConverter",
 					"value.converter.schemas.enable": "false",
 				})
-				if p.Entrant.SinkObjects != nil || p.Entrant.Blocked != "" {
-					t.Errorf("json-rows: sink objects %+v, blocked %q", p.Entrant.SinkObjects, p.Entrant.Blocked)
+				if p.Entrant.SinkObjects != nil || p.Entrant.Blocked != "" || len(c.Build.Layered.Maven) > 0 {
+					t.Errorf("json-rows: sink objects %+v, blocked %q, maven %+v; want none of the Avro path", p.Entrant.SinkObjects, p.Entrant.Blocked, c.Build.Layered.Maven)
 				}
 			default:
 				t.Fatalf("workload %s", p.Workload.Name)
@@ -169,9 +186,58 @@ func TestKafkaConnectReadsWhatItNeeds(t *testing.T) {
 			}
 		})
 	}
-	code, _, errOut := cli(t, "exec", "--env", "bench-96c", "kafka-connect", "--results", t.TempDir())
-	if code != exitRefused || !strings.HasPrefix(errOut, "REFUSED: kafka-connect cannot run yet: its Avro converter") {
-		t.Errorf("exit %d, stderr:\n%s", code, errOut)
+}
+
+// TestKafkaConnectRunsOnlyWithItsConverterPinned: until the environment
+// pins the converter's closure, the plan says so and exec refuses the arm
+// with the command that pins it, before anything is made (no engine is
+// needed, and no results directory appears); once pins.cue holds it, the
+// plan shows it pinned. No arm of the bench host is blocked.
+func TestKafkaConnectRunsOnlyWithItsConverterPinned(t *testing.T) {
+	const converter = "io.confluent:kafka-connect-avro-converter:8.3.0"
+	code, out, errOut := cli(t, "plan", "--env", "bench-96c")
+	if code != exitOK {
+		t.Fatalf("plan: exit %d: %s", code, errOut)
+	}
+	if strings.Contains(out, "BLOCKED") {
+		t.Errorf("an arm of bench-96c is blocked:\n%s", out)
+	}
+	notPinned := "  closure of " + converter + " into /opt/kafka/plugins/avro-converter: NOT PINNED, exec refuses it (C16): run `spatec pin --env bench-96c` where https://packages.confluent.io/maven/ and Maven Central can be reached\n"
+	if !strings.Contains(out, notPinned) {
+		t.Errorf("plan does not say the converter is unpinned:\n%s", out)
+	}
+
+	results := filepath.Join(t.TempDir(), "results")
+	code, _, errOut = cli(t, "exec", "--env", "bench-96c", "kafka-connect", "--results", results)
+	want := "REFUSED: kafka-connect: container worker: image spatec-kafka-connect:4.3.1-ckc1.4.0: C16: the runtime closure of Maven artifact " + converter +
+		" (into /opt/kafka/plugins/avro-converter) is not pinned in bench-96c, so nothing would check what goes into the image; run `spatec pin --env bench-96c` on a host that reaches https://packages.confluent.io/maven/ and Maven Central, review what it writes to envs/bench-96c/pins.cue, and commit it\n"
+	if code != exitRefused || errOut != want {
+		t.Errorf("exec: exit %d, stderr:\n%s\nwant:\n%s", code, errOut, want)
+	}
+	if _, err := os.Stat(results); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a refused exec left its results directory: %v", err)
+	}
+	// Its json-rows variant adds no converter, and is not refused for one.
+	code, _, errOut = cli(t, "exec", "--env", "bench-96c", "kafka-connect:json-rows", "--results", results, "--pull", "sometimes")
+	if code != exitUsage || strings.Contains(errOut, "closure") {
+		t.Errorf("json-rows: exit %d, stderr:\n%s; want it past the pins, to the usage of --pull", code, errOut)
+	}
+
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, spatec.Tree); err != nil {
+		t.Fatal(err)
+	}
+	jars := []schema.ClosureJar{
+		{URL: "https://packages.confluent.io/maven/io/confluent/kafka-connect-avro-converter/8.3.0/kafka-connect-avro-converter-8.3.0.jar", SHA256: strings.Repeat("a", 64)},
+		{URL: "https://repo.maven.apache.org/maven2/org/apache/avro/avro/1.12.0/avro-1.12.0.jar", SHA256: strings.Repeat("b", 64)},
+	}
+	if _, err := writePins(filepath.Join(dir, "envs", "bench-96c"), "bench-96c", nil, map[string][]schema.ClosureJar{converter: jars}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = cli(t, "plan", "--env", "bench-96c", "--tree", dir, "kafka-connect")
+	pinned := "  closure of " + converter + " into /opt/kafka/plugins/avro-converter: pinned, 2 jars (list " + artefact.ClosureDigest(jars) + ", envs/bench-96c/pins.cue)\n"
+	if code != exitOK || !strings.Contains(out, pinned) || strings.Contains(out, "closure of "+converter+" into /opt/kafka/plugins/avro-converter: NOT PINNED") {
+		t.Errorf("plan with the closure pinned: exit %d, %s\n%s", code, errOut, out)
 	}
 }
 

@@ -94,6 +94,11 @@ func runArms(ctx context.Context, f execFlags, runs []armSpec, reps int, hold ti
 	for i, a := range runs {
 		plans[i] = a.plan
 	}
+	// An image with an unpinned download or closure is refused before
+	// anything is made, the results directory included.
+	if err := exec.CheckPinned(plans[0].Env, plans); err != nil {
+		return asRefusal(err)
+	}
 	// A run that cannot be recorded is not started (C14); a hold run
 	// records nothing.
 	if hold <= 0 {

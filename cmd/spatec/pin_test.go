@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -41,6 +42,40 @@ func TestPulledImagesOfTheBenchHost(t *testing.T) {
 	}
 }
 
+// TestPinResolvesTheConverterOfTheBenchHost lists the Maven artifacts
+// `spatec pin --env bench-96c` resolves closures of: Connect's converter,
+// once for every plan that adds it; and no download lacks its sha256.
+func TestPinResolvesTheConverterOfTheBenchHost(t *testing.T) {
+	var plans []*schema.Plan
+	for _, d := range planAll(t) {
+		if d.Plan.Env.Name == "bench-96c" {
+			plans = append(plans, &d.Plan)
+		}
+	}
+	got, err := mavenArtifacts(plans)
+	want := []schema.MavenArtifact{{
+		Repositories: []string{"https://packages.confluent.io/maven/"},
+		Artifact:     "io.confluent:kafka-connect-avro-converter:8.3.0",
+		To:           "/opt/kafka/plugins/avro-converter",
+	}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("maven artifacts %+v, %v; want %+v", got, err, want)
+	}
+	if urls := unpinnedDownloads(plans); len(urls) > 0 {
+		t.Errorf("downloads without a sha256: %v", urls)
+	}
+
+	// One artifact from two lists of repositories could be two closures;
+	// the environment pins one.
+	other := *plans[0]
+	other.Entrant.Containers = map[string]schema.Container{"x": {Image: "spatec-x:1", Build: &schema.Build{Layered: &schema.Layered{
+		Maven: []schema.MavenArtifact{{Repositories: []string{"https://mirror.example.org/maven/"}, Artifact: want[0].Artifact, To: "/x"}},
+	}}}}
+	if _, err := mavenArtifacts(append(plans, &other)); err == nil || !strings.Contains(err.Error(), "declare it with the same repositories everywhere") {
+		t.Errorf("one artifact from two lists of repositories: %v", err)
+	}
+}
+
 // TestPinsAreReadBackByTheCompiler writes pins where `spatec pin` does, in
 // a copy of the tree, and reads them back in the environment's plans.
 func TestPinsAreReadBackByTheCompiler(t *testing.T) {
@@ -52,7 +87,12 @@ func TestPinsAreReadBackByTheCompiler(t *testing.T) {
 		"clickhouse/clickhouse-server:24.8": "sha256:" + strings.Repeat("1", 64),
 		"apache/kafka:4.3.1":                "sha256:" + strings.Repeat("2", 64),
 	}
-	path, err := writePins(filepath.Join(dir, "envs", "bench-96c"), "bench-96c", pins, time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
+	closures := map[string][]schema.ClosureJar{
+		"io.confluent:kafka-connect-avro-converter:8.3.0": {
+			{URL: "https://packages.confluent.io/maven/io/confluent/kafka-connect-avro-converter/8.3.0/kafka-connect-avro-converter-8.3.0.jar", SHA256: strings.Repeat("3", 64)},
+		},
+	}
+	path, err := writePins(filepath.Join(dir, "envs", "bench-96c"), "bench-96c", pins, closures, time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +109,9 @@ func TestPinsAreReadBackByTheCompiler(t *testing.T) {
 	}
 	if len(plan.Env.Pins) != 2 || plan.Env.Pins["apache/kafka:4.3.1"] != pins["apache/kafka:4.3.1"] {
 		t.Errorf("the plan's pins %v; want %v", plan.Env.Pins, pins)
+	}
+	if !reflect.DeepEqual(plan.Env.Closures, closures) {
+		t.Errorf("the plan's closures %v; want %v", plan.Env.Closures, closures)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"spatec.dev/spatec"
 	"spatec.dev/spatec/compiler"
+	"spatec.dev/spatec/exec/artefact"
 	"spatec.dev/spatec/exec/compile"
 	"spatec.dev/spatec/exec/debimage"
 	"spatec.dev/spatec/exec/engine/kube"
@@ -398,18 +399,42 @@ func writeBuilds(w io.Writer, p *schema.Plan) {
 					adds += fmt.Sprintf(", with %s packaged from the Maven project %s", c.Maven.Jar, c.Maven.Project)
 				}
 			}
-			fmt.Fprintf(w, "image %s: built from Debian %s packages %s%s (recipe %s)%s\n",
-				ref, b.Debian.Suite, strings.Join(b.Debian.Packages, " "), adds, debimage.Digest(*b.Debian), source(p, ref))
+			recipe := *b.Debian
+			var missing []artefact.Unpinned
+			recipe.Downloads, missing = artefact.PinDownloads(recipe.Downloads, &p.Env)
+			digest := "recipe " + debimage.Digest(recipe)
+			if len(missing) > 0 {
+				digest = "its recipe named once its downloads are pinned"
+			}
+			fmt.Fprintf(w, "image %s: built from Debian %s packages %s%s (%s)%s\n",
+				ref, b.Debian.Suite, strings.Join(b.Debian.Packages, " "), adds, digest, source(p, ref))
+			writeDownloadPins(w, p, b.Debian.Downloads)
 		case b.Layered != nil:
+			pinned, missing := layered.Pin(*b.Layered, &p.Env)
 			var adds []string
-			for _, d := range b.Layered.Downloads {
+			for _, d := range pinned.Downloads {
+				if d.SHA256 == "" {
+					adds = append(adds, d.URL) // its line below says it is unpinned
+					continue
+				}
 				adds = append(adds, fmt.Sprintf("%s (sha256 %s)", d.URL, d.SHA256))
+			}
+			for _, m := range b.Layered.Maven {
+				adds = append(adds, fmt.Sprintf("the runtime closure of %s", m.Artifact))
 			}
 			if n := len(b.Layered.Files); n > 0 {
 				adds = append(adds, fmt.Sprintf("%d files", n))
 			}
-			fmt.Fprintf(w, "image %s: built on %s adding %s (build %s)\n",
-				ref, b.Layered.From, strings.Join(adds, ", "), layered.Digest(*b.Layered))
+			digest := "build " + layered.Digest(pinned)
+			if len(missing) > 0 {
+				digest = "its build named once what it adds is pinned"
+			}
+			fmt.Fprintf(w, "image %s: built on %s adding %s (%s)\n",
+				ref, b.Layered.From, strings.Join(adds, ", "), digest)
+			writeDownloadPins(w, p, b.Layered.Downloads)
+			for _, m := range b.Layered.Maven {
+				writeClosurePin(w, p, m)
+			}
 		}
 	}
 	for _, n := range p.ContainerNames() {
@@ -448,6 +473,37 @@ func writePin(w io.Writer, p *schema.Plan, ref string, first bool) {
 	default:
 		fmt.Fprintf(w, "image %s: not pinned (a fixture runs it as found)\n", ref)
 	}
+}
+
+// writeDownloadPins says, for each download declared without its sha256,
+// whether the environment pins it; one that it does not is refused in any
+// environment (C16).
+func writeDownloadPins(w io.Writer, p *schema.Plan, ds []schema.Download) {
+	for _, d := range ds {
+		if d.SHA256 != "" {
+			continue
+		}
+		if pin, ok := p.Env.Pins[d.URL]; ok {
+			fmt.Fprintf(w, "  download %s: pinned to %s (envs/%s/pins.cue)\n", d.URL, pin, p.Env.Name)
+			continue
+		}
+		u := artefact.Unpinned{URL: d.URL}
+		fmt.Fprintf(w, "  download %s: NOT PINNED, exec refuses it (C16): run `spatec pin --env %s` where %s can be reached\n", d.URL, p.Env.Name, u.Reach())
+	}
+}
+
+// writeClosurePin says whether the environment pins the closure of a Maven
+// artifact an image adds: its jars, and the digest of their list.
+func writeClosurePin(w io.Writer, p *schema.Plan, m schema.MavenArtifact) {
+	jars, ok := p.Env.Closures[m.Artifact]
+	if !ok {
+		u := artefact.Unpinned{Maven: &m}
+		fmt.Fprintf(w, "  closure of %s into %s: NOT PINNED, exec refuses it (C16): run `spatec pin --env %s` where %s can be reached\n",
+			m.Artifact, m.To, p.Env.Name, u.Reach())
+		return
+	}
+	fmt.Fprintf(w, "  closure of %s into %s: pinned, %d jars (list %s, envs/%s/pins.cue)\n",
+		m.Artifact, m.To, len(jars), artefact.ClosureDigest(jars), p.Env.Name)
 }
 
 func dash(s string) string {

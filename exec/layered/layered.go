@@ -4,9 +4,15 @@
 // vendor's image) with the plugin or job the benchmark needs (Kafka
 // Connect's ClickHouse sink, say), without trusting a moving download.
 //
-// The build is named by the digest of its declaration, carried as a label:
-// an unchanged declaration is not built again. Downloads are kept in a
-// cache directory by their checksum.
+// A Maven artifact it adds goes in with its runtime closure, as the
+// environment pinned it (each jar by URL and sha256; `spatec pin` resolves
+// it): the build downloads the pinned jars and checks them like any
+// download, and resolves nothing itself.
+//
+// The build is named by the digest of its declaration with its pins,
+// carried as a label: an unchanged declaration is not built again, and a
+// re-pinned one is. Downloads are kept in a cache directory by their
+// checksum.
 package layered
 
 import (
@@ -63,12 +69,38 @@ type Image struct {
 	Built bool
 }
 
-// Digest names a declaration.
-func Digest(l schema.Layered) string {
+// Pinned is a declaration with what its environment pins for it: every
+// download with its sha256, and the jars of each Maven artifact's closure.
+type Pinned struct {
+	schema.Layered
+	// Closures holds the jars of each of Layered.Maven, in order, as
+	// downloads into its directory.
+	Closures [][]schema.Download
+}
+
+// Pin gives l the pins of env. What env has not pinned is returned, and
+// an image with anything unpinned is not built.
+func Pin(l schema.Layered, env *schema.Environment) (Pinned, []artefact.Unpinned) {
+	p := Pinned{Layered: l}
+	var missing []artefact.Unpinned
+	p.Downloads, missing = artefact.PinDownloads(l.Downloads, env)
+	for i := range l.Maven {
+		jars, ok := artefact.PinClosure(l.Maven[i], env)
+		if !ok {
+			missing = append(missing, artefact.Unpinned{Maven: &l.Maven[i]})
+		}
+		p.Closures = append(p.Closures, jars)
+	}
+	return p, missing
+}
+
+// Digest names a declaration with its pins.
+func Digest(p Pinned) string {
 	b, err := json.Marshal(struct {
-		Format  int            `json:"format"`
-		Layered schema.Layered `json:"layered"`
-	}{format, l})
+		Format   int                 `json:"format"`
+		Layered  schema.Layered      `json:"layered"`
+		Closures [][]schema.Download `json:"closures,omitempty"`
+	}{format, p.Layered, p.Closures})
 	if err != nil {
 		panic(fmt.Sprintf("encoding a layered build: %v", err)) // plain data: a failure is a bug
 	}
@@ -76,11 +108,21 @@ func Digest(l schema.Layered) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// Ensure makes the engine hold image ref built from l: as it is when the
-// engine has ref built from the same declaration, else built on l.From,
-// which must be on the engine already (the session pulls it by its pin).
-func (b *Builder) Ensure(ctx context.Context, ref string, l schema.Layered) (Image, error) {
-	want := Digest(l)
+// Ensure makes the engine hold image ref built from p: as it is when the
+// engine has ref built from the same declaration and pins, else built on
+// p.From, which must be on the engine already (the session pulls it by
+// its pin).
+func (b *Builder) Ensure(ctx context.Context, ref string, p Pinned) (Image, error) {
+	if len(p.Closures) != len(p.Maven) {
+		return Image{}, fmt.Errorf("image %s adds %d Maven closures and %d are pinned", ref, len(p.Maven), len(p.Closures))
+	}
+	for _, d := range p.Downloads {
+		if d.SHA256 == "" {
+			return Image{}, fmt.Errorf("image %s: download %s has no sha256 to check it by", ref, d.URL)
+		}
+	}
+	l := p.Layered
+	want := Digest(p)
 	if img, ok, err := engine.Built(ctx, b.Engine.ImageDigest, ref, LabelBuild, want); err != nil || ok {
 		return Image{Ref: ref, ID: img.ID, Digest: want}, err
 	}
@@ -92,7 +134,7 @@ func (b *Builder) Ensure(ctx context.Context, ref string, l schema.Layered) (Ima
 		return Image{}, err
 	}
 	defer os.RemoveAll(dir)
-	if err := b.context(ctx, dir, l); err != nil {
+	if err := b.context(ctx, dir, p); err != nil {
 		return Image{}, fmt.Errorf("image %s: %w", ref, err)
 	}
 	id, err := b.Engine.BuildContextDir(ctx, ref, dir, map[string]string{LabelBuild: want})
@@ -106,7 +148,8 @@ func (b *Builder) Ensure(ctx context.Context, ref string, l schema.Layered) (Ima
 // image: one per destination the declaration names, not one of the whole
 // tree, since a copied directory takes root's ownership over the base
 // image's own (a base that runs as another user, such as Kafka's, would
-// lose its /opt/kafka).
+// lose its /opt/kafka). A Maven closure's directory is one destination,
+// however many jars it holds: an image has a bounded number of layers.
 func copies(l schema.Layered) []string {
 	var out []string
 	for _, d := range l.Downloads {
@@ -116,6 +159,9 @@ func copies(l schema.Layered) []string {
 			out = append(out, fmt.Sprintf("rootfs%s %s", d.To, d.To))
 		}
 	}
+	for _, m := range l.Maven {
+		out = append(out, fmt.Sprintf("rootfs%s/ %s/", m.To, m.To))
+	}
 	for _, name := range slices.Sorted(maps.Keys(l.Files)) {
 		out = append(out, fmt.Sprintf("rootfs%s %s", name, name))
 	}
@@ -123,8 +169,9 @@ func copies(l schema.Layered) []string {
 }
 
 // context writes the build context: a Dockerfile, and under rootfs/ every
-// file and download at its place in the image.
-func (b *Builder) context(ctx context.Context, dir string, l schema.Layered) error {
+// file, download and closure's jar at its place in the image.
+func (b *Builder) context(ctx context.Context, dir string, p Pinned) error {
+	l := p.Layered
 	rootfs := filepath.Join(dir, "rootfs")
 	put := func(name string, mode int64, r io.Reader) error {
 		if !path.IsAbs(name) || path.Clean(name) != name {
@@ -148,7 +195,29 @@ func (b *Builder) context(ctx context.Context, dir string, l schema.Layered) err
 		return err
 	}
 	fetcher := artefact.Fetcher{CacheDir: b.CacheDir, Progress: b.Progress, Client: b.Client}
-	for _, d := range l.Downloads {
+	downloads := slices.Clone(l.Downloads)
+	for i, jars := range p.Closures {
+		// The directory is made even for a closure with no jar, so that
+		// its COPY has something to copy.
+		to := l.Maven[i].To
+		if !path.IsAbs(to) || path.Clean(to) != to {
+			return fmt.Errorf("maven %s: to %q: give a clean absolute path in the image", l.Maven[i].Artifact, to)
+		}
+		if err := os.MkdirAll(filepath.Join(rootfs, filepath.FromSlash(to)), 0o755); err != nil {
+			return err
+		}
+		// Two jars of one name (from two groups) would overwrite each
+		// other in the directory, and the image would lack one.
+		named := map[string]string{}
+		for _, j := range jars {
+			if other, ok := named[j.To]; ok {
+				return fmt.Errorf("the closure of %s puts %s and %s both at %s", l.Maven[i].Artifact, other, j.URL, j.To)
+			}
+			named[j.To] = j.URL
+		}
+		downloads = append(downloads, jars...)
+	}
+	for _, d := range downloads {
 		file, done, err := fetcher.Fetch(ctx, d)
 		if err != nil {
 			return err

@@ -7,8 +7,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"path"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -87,12 +90,12 @@ func TestLayeredImageOnALocalBase(t *testing.T) {
 	ref := "spatec-layered-test:" + uuid.NewString()[:8]
 	t.Cleanup(func() { _ = e.RemoveImage(context.Background(), ref) })
 	b := &Builder{Engine: e, CacheDir: t.TempDir()}
-	img, err := b.Ensure(ctx, ref, decl)
+	img, err := b.Ensure(ctx, ref, Pinned{Layered: decl})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !img.Built || img.Digest != Digest(decl) {
-		t.Fatalf("Ensure = %+v; want a build of %s", img, Digest(decl))
+	if !img.Built || img.Digest != Digest(Pinned{Layered: decl}) {
+		t.Fatalf("Ensure = %+v; want a build of %s", img, Digest(Pinned{Layered: decl}))
 	}
 	// The rebuild below takes ref away from this image; remove it by id.
 	t.Cleanup(func() { _ = e.RemoveImage(context.Background(), img.ID) })
@@ -119,12 +122,12 @@ func TestLayeredImageOnALocalBase(t *testing.T) {
 		t.Errorf("a file outside the unzip prefix went in: %v", err)
 	}
 
-	again, err := b.Ensure(ctx, ref, decl)
+	again, err := b.Ensure(ctx, ref, Pinned{Layered: decl})
 	if err != nil || again.Built || again.ID != img.ID {
 		t.Errorf("Ensure of the same declaration: %+v, %v; want the image as built", again, err)
 	}
 	decl.Files["/etc/app/app.properties"] = "key=other\n"
-	if _, err := b.Ensure(ctx, ref, decl); err != nil {
+	if _, err := b.Ensure(ctx, ref, Pinned{Layered: decl}); err != nil {
 		t.Fatal(err)
 	}
 	if got := hits.Load(); got != 2 {
@@ -143,7 +146,7 @@ func TestLayeredImageRefusesWhatDoesNotCheck(t *testing.T) {
 
 	wrong := strings.Repeat("0", 64)
 	decl := schema.Layered{From: burntest.Image(t, e), Downloads: []schema.Download{{URL: srv.URL + "/pkg-1.0.zip", SHA256: wrong, To: "/opt/pkg.zip"}}}
-	_, err := b.Ensure(ctx, ref, decl)
+	_, err := b.Ensure(ctx, ref, Pinned{Layered: decl})
 	if err == nil || !strings.Contains(err.Error(), "has sha256 "+sum(zipped)+"; the build declares "+wrong) {
 		t.Errorf("a download with another checksum: %v", err)
 	}
@@ -153,7 +156,7 @@ func TestLayeredImageRefusesWhatDoesNotCheck(t *testing.T) {
 
 	decl = schema.Layered{From: "spatec-no-such-base:0"}
 	var missing *engine.ImageMissingError
-	if _, err := b.Ensure(ctx, ref, decl); !errors.As(err, &missing) || !strings.Contains(err.Error(), "is built on spatec-no-such-base:0") {
+	if _, err := b.Ensure(ctx, ref, Pinned{Layered: decl}); !errors.As(err, &missing) || !strings.Contains(err.Error(), "is built on spatec-no-such-base:0") {
 		t.Errorf("a missing base: %v", err)
 	}
 }
@@ -169,15 +172,91 @@ func TestLayeredCopiesOnlyWhatItAdds(t *testing.T) {
 			{To: "/opt/kafka/plugins/ckc", Unzip: &prefix},
 			{To: "/opt/kafka/libs/extra.jar"},
 		},
+		Maven: []schema.MavenArtifact{{Artifact: "g:a:1", To: "/opt/kafka/plugins/avro"}},
 		Files: map[string]string{"/opt/spatec/worker.properties": "", "/etc/a.conf": ""},
 	})
 	want := []string{
 		"rootfs/opt/kafka/plugins/ckc/ /opt/kafka/plugins/ckc/",
 		"rootfs/opt/kafka/libs/extra.jar /opt/kafka/libs/extra.jar",
+		"rootfs/opt/kafka/plugins/avro/ /opt/kafka/plugins/avro/",
 		"rootfs/etc/a.conf /etc/a.conf",
 		"rootfs/opt/spatec/worker.properties /opt/spatec/worker.properties",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("COPY instructions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestLayeredImageWithAPinnedClosure builds an image adding a Maven
+// artifact's closure as its environment pinned it, from a repository on
+// the loopback: the jars land in the artifact's directory under their file
+// names, and a re-pinned closure is another build.
+func TestLayeredImageWithAPinnedClosure(t *testing.T) {
+	e := testenv.Docker(t)
+	ctx := context.Background()
+	jars := map[string][]byte{
+		"/maven/dev/spatec/converter/1.0/converter-1.0.jar":   []byte("converter jar"),
+		"/maven/dev/spatec/serializer/1.0/serializer-1.0.jar": []byte("serializer jar"),
+		"/central/dev/spatec/codec/2.0/codec-2.0.jar":         []byte("codec jar"),
+	}
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if b, ok := jars[r.URL.Path]; ok {
+			w.Write(b)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	artifact := schema.MavenArtifact{Repositories: []string{srv.URL + "/maven/"}, Artifact: "dev.spatec:converter:1.0", To: "/opt/plugins/converter"}
+	decl := schema.Layered{From: burntest.Image(t, e), Maven: []schema.MavenArtifact{artifact}}
+
+	env := &schema.Environment{Name: "fixture"}
+	if _, missing := Pin(decl, env); len(missing) != 1 || missing[0].Maven == nil || missing[0].Maven.Artifact != artifact.Artifact {
+		t.Fatalf("unpinned: %v; want the closure of %s", missing, artifact.Artifact)
+	}
+	var closure []schema.ClosureJar
+	for _, p := range slices.Sorted(maps.Keys(jars)) {
+		closure = append(closure, schema.ClosureJar{URL: srv.URL + p, SHA256: sum(jars[p])})
+	}
+	env.Closures = map[string][]schema.ClosureJar{artifact.Artifact: closure}
+	pinned, missing := Pin(decl, env)
+	if len(missing) > 0 {
+		t.Fatalf("unpinned with the closure pinned: %v", missing)
+	}
+
+	ref := "spatec-layered-test:" + uuid.NewString()[:8]
+	t.Cleanup(func() { _ = e.RemoveImage(context.Background(), ref) })
+	b := &Builder{Engine: e, CacheDir: t.TempDir()}
+	img, err := b.Ensure(ctx, ref, pinned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.RemoveImage(context.Background(), img.ID) })
+	created, err := e.Create(ctx, engine.ContainerSpec{Name: "spatec-layered-" + uuid.NewString()[:8], Image: ref, NetworkMode: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Remove(ctx, created.ID)
+	for p, body := range jars {
+		file := "/opt/plugins/converter/" + path.Base(p)
+		if got, err := e.ReadFile(ctx, created.ID, file, 1<<10); err != nil || !bytes.Equal(got, body) {
+			t.Errorf("%s in the image: %q, %v; want %q", file, got, err, body)
+		}
+	}
+	if got := hits.Load(); got != 3 {
+		t.Errorf("%d requests for a closure of 3 jars", got)
+	}
+
+	// The same jars at another checksum: a re-pin names another image,
+	// and a build that does not check is refused.
+	closure[0].SHA256 = strings.Repeat("0", 64)
+	repinned, _ := Pin(decl, env)
+	if Digest(repinned) == img.Digest {
+		t.Error("a re-pinned closure names the same build")
+	}
+	if _, err := b.Ensure(ctx, ref, repinned); err == nil || !strings.Contains(err.Error(), "the build declares "+strings.Repeat("0", 64)) {
+		t.Errorf("a closure's jar with another checksum: %v", err)
 	}
 }
