@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs every performance benchmark of the README, each side by side with
+# Runs every performance benchmark of docs/performance.md, each side by side with
 # what it is compared against in the same run, and prints the figures the
-# README's performance table reports. Needs the services (bash .ci/services).
+# performance table (docs/performance.md) reports. Needs the services (bash .ci/services).
 #
 #   bash bench/run.sh            all of them (about 6 minutes)
 #   bash bench/run.sh plan       one: plan, sampler, verify, window, prefill, ingest, report

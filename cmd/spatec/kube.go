@@ -44,7 +44,7 @@ func onKubernetes(ctx context.Context, r *exec.Runner, b kube.Builder, env schem
 	// then say whether it is there.
 	if _, err := client.CoreV1().Namespaces().Get(ctx, k.Namespace, metav1.GetOptions{}); err != nil && !apierrors.IsForbidden(err) {
 		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("namespace %s does not exist on the cluster of %s: create it (kubectl create namespace %s) and give spatec's user the rights the README lists (pods, configmaps, pods/log, pods/portforward in it)", k.Namespace, env.Name, k.Namespace)
+			return fmt.Errorf("namespace %s does not exist on the cluster of %s: create it (kubectl create namespace %s) and give spatec's user the rights docs/kubernetes.md lists (pods, configmaps, pods/log, pods/portforward in it)", k.Namespace, env.Name, k.Namespace)
 		}
 		return fmt.Errorf("reading namespace %s on the cluster of %s: %w", k.Namespace, env.Name, err)
 	}
