@@ -16,12 +16,14 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	spatec "spatec.dev/spatec"
 	"spatec.dev/spatec/compiler"
+	"spatec.dev/spatec/runs/record"
 	"spatec.dev/spatec/schema"
 )
 
@@ -177,7 +179,7 @@ func Environment(t testing.TB, edits ...Edit) *schema.Environment {
 // The reference harness's own files for its authoritative host (see
 // testdata/README.md for their source and licence).
 //
-//go:embed testdata/c8g-8xl-ec2-docker.json testdata/c8g-8xl-ec2-docker.toml
+//go:embed testdata/c8g-8xl-ec2-docker.json testdata/c8g-8xl-ec2-docker.toml testdata/reference-spate-2026-07.jsonl
 var published embed.FS
 
 // CeilingsFile writes the harness's ceilings file for its host
@@ -190,15 +192,76 @@ func CeilingsFile(t testing.TB) string { return writePublished(t, "c8g-8xl-ec2-d
 // the test's and returns its path.
 func ProfileFile(t testing.TB) string { return writePublished(t, "c8g-8xl-ec2-docker.toml") }
 
+// RecordFile writes one of the harness's published records (spate's
+// native variant on its host, 3.55M rows/s) where the harness files it in
+// a results tree under root, and returns its path.
+func RecordFile(t testing.TB, root string) string {
+	t.Helper()
+	return writePublishedTo(t, filepath.Join(root, Name, "spate", "2026-07.jsonl"), "reference-spate-2026-07.jsonl")
+}
+
+// RecordRate is that record's rate, schema 2's rows_per_s.
+const RecordRate = 3_554_960.8228807272
+
 func writePublished(t testing.TB, name string) string {
+	t.Helper()
+	return writePublishedTo(t, filepath.Join(t.TempDir(), name), name)
+}
+
+func writePublishedTo(t testing.TB, path, name string) string {
 	t.Helper()
 	b, err := published.ReadFile("testdata/" + name)
 	if err != nil {
 		t.Fatalf("harnessenv: %v", err)
 	}
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, b, 0o644); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return p
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// What the harness's published records (results/c8g-8xl-ec2-docker/*/
+// 2026-07.jsonl) say its infrastructure ran: the images' IDs (the engine's
+// content IDs, as spatec's records carry them too) and the versions read
+// inside them.
+const (
+	BrokerImageID     = "sha256:ae0a858eddd0538dacbba5696f9be1f590de1fe51283964afc85f5510fa8f32e"
+	BrokerVersion     = "v26.1.13"
+	ClickHouseImageID = "sha256:422be85ae7344058369cdd366ac0efea9daa8428b55c9cf50258e83a7d12fcb3"
+	ClickHouseVersion = "26.3.17.56"
+)
+
+// OnHost makes rec a spatec run on env as the executor records one: its
+// environment and digests, the infrastructure's containers under env's
+// caps running the images the harness's records name, the host's cores as
+// the engine counts them, the arm's data plane at the envelope, and the
+// whole sensor-batch dataset of env.
+func OnHost(env *schema.Environment) func(*record.Record) {
+	return func(rec *record.Record) {
+		p := &schema.Plan{Env: *env}
+		rec.Run.Env, rec.Run.EnvDigest, rec.Run.InfraDigest = env.Name, p.EnvDigest(), p.InfraDigest()
+		rec.Run.Host.Cores = env.Host.Cores
+		// What the kernel reports of a 64 GiB instance, less than what it
+		// was sold with.
+		rec.Run.Host.MemoryBytes = env.Host.Memory - env.Host.Memory/32
+		b, ch := env.Infra.Broker, env.Infra.ClickHouse
+		rec.Run.Infra = []record.Container{
+			{Name: b.Name, Role: schema.ServiceBroker, Image: b.Image.Ref, ImageDigest: BrokerImageID, Version: BrokerVersion,
+				CPUs: strconv.FormatFloat(b.CPUs, 'f', 2, 64), MemoryBytes: b.Memory},
+			{Name: ch.Name, Role: schema.ServiceClickHouse, Image: ch.Image.Ref, ImageDigest: ClickHouseImageID, Version: ClickHouseVersion,
+				CPUs: strconv.FormatFloat(ch.CPUs, 'f', 2, 64), MemoryBytes: ch.Memory},
+		}
+		for i := range rec.SUT.Containers {
+			if c := &rec.SUT.Containers[i]; c.Role == schema.RoleDataPlane {
+				c.CPUs, c.MemoryBytes = strconv.FormatFloat(env.Envelope.CPUs, 'f', 2, 64), env.Envelope.Memory
+			}
+		}
+		wl := env.Workloads["sensor-batch"]
+		// The transform keeps 73.5 rows of a batch's 100.
+		rec.Run.Dataset = record.Dataset{Workload: wl.Name, Version: wl.DatasetVersion, Messages: wl.Messages,
+			ExpectedRows: wl.Messages * 735 / 10}
+	}
 }
