@@ -9,6 +9,11 @@
 // environment say that they are not comparable with each other. Within a
 // section, records are grouped per arm (entrant, variant and knob values).
 //
+// Another tool's runs (the reference harness's schema 2) join the history,
+// and a joint section (joint.go) ranks them with a section's runs where the
+// workload, the dataset and every fact both state of the environment agree,
+// by the one rate both tools define.
+//
 // A record that cannot be used (corrupt, truncated, an unknown schema version,
 // another environment than asked for) is returned as a Problem naming its file
 // and line; the rest of the input is still read. Nothing is dropped silently.
@@ -49,14 +54,16 @@ const (
 	CoreMicrosPerRow = "core_us_per_row"
 )
 
-// Arms are ranked by spatec's throughput alone; the reference harness's
-// rate is shown beside it and never ranked, so no ranking mixes the two
-// windows.
+// A section of spatec's runs ranks its arms by spatec's throughput alone;
+// the reference harness's rate is shown beside it and not ranked there, so
+// no ranking mixes the two windows. A joint section ranks by the
+// harness's rate alone, which both tools' records define.
 const (
 	// RankedBy is the metric arms are ranked, tied and compared with the
 	// baseline by.
 	RankedBy = record.RowsPerS
-	// ShownBeside is the other rate, shown beside RankedBy, never ranked.
+	// ShownBeside is the other rate, shown beside RankedBy, not ranked in a
+	// section of spatec's runs.
 	ShownBeside = record.HarnessRowsPerS
 )
 
@@ -65,7 +72,8 @@ const (
 const Ranking = "ranked by rows_per_s, spatec's rate: the N distinct rows over spatec's window, " +
 	"from when it began to watch the table (the arm's caps verified; on Kubernetes, its first container's start) " +
 	"to the poll that saw N distinct rows. harness_rows_per_s, the reference harness's definition, " +
-	"is shown beside it and never ranked: the rows count() gave at the first poll that reached N, " +
+	"is shown beside it and not ranked (a joint section with the reference harness's runs ranks by it alone): " +
+	"the rows count() gave at the first poll that reached N, " +
 	"over the window from the arm's last container start to that poll"
 
 // Options selects and frames what a report shows.
@@ -97,9 +105,10 @@ type Options struct {
 
 // Report is the aggregated view of a set of result files.
 type Report struct {
-	// RankedBy names the metric arms are ranked by (spatec's rows_per_s),
-	// ShownBeside the rate shown beside it and never ranked (the reference
-	// harness's), and Ranking says what each divides.
+	// RankedBy names the metric the arms of spatec's sections are ranked
+	// by (spatec's rows_per_s), ShownBeside the rate shown beside it and
+	// not ranked there (the reference harness's, which joint sections rank
+	// by), and Ranking says what each divides.
 	RankedBy    string `json:"ranked_by"`
 	ShownBeside string `json:"shown_beside"`
 	Ranking     string `json:"ranking"`
