@@ -34,6 +34,12 @@ type Ceilings struct {
 	MeasuredFrom  string    `json:"measured_from"`
 	MeasuredAt    time.Time `json:"measured_at"`
 	SpatecVersion string    `json:"spatec_version"`
+	// Imported says where ceilings spatec did not measure came from (the
+	// reference harness's file, its digest, its provenance); nil for
+	// ceilings spatec measured. Imported ceilings were held to the
+	// environment's plan when they were imported, and are held to each
+	// run's plan as measured ones are.
+	Imported *Imported `json:"imported,omitempty"`
 }
 
 // Where a ceiling pass measures from.

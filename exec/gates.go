@@ -134,6 +134,11 @@ func (run *armRun) gate(res drainResult, ceilingsPath string) error {
 		"clickhouse_rows_per_s": {Value: c.ClickHouse.RowsPerSec, Unit: "rows/s", HigherIsBetter: true},
 	}
 	run.rec.Run.CeilingsMeasuredFrom = c.MeasuredFrom
+	if imp := c.Imported; imp != nil {
+		// The record says whose ceilings it was gated against.
+		run.caveats = appendOnce(run.caveats, fmt.Sprintf("C12: gated against ceilings imported from %s: %s (%s), measured %s under its infrastructure %s, client %s",
+			imp.From, imp.File, imp.SHA256, imp.Date, imp.InfraDigest, imp.Client))
+	}
 	var over []string
 	for _, k := range slices.Sorted(maps.Keys(shares)) {
 		if shares[k] > infraBoundShare {

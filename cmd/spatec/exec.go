@@ -334,7 +334,8 @@ func cmdCeiling(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var f execFlags
 	f.register(fs)
 	measure := fs.Bool("measure", false, "measure the ceilings (otherwise: show the stored ones)")
-	only := fs.String("workload", "", "the workload whose ceilings to measure or show (default: every workload the environment hosts)")
+	from := fs.String("import", "", "import the reference harness's ceilings file (its environments/ceilings/<env>.json) as the environment's, when it describes the environment's plan")
+	only := fs.String("workload", "", "the workload whose ceilings to measure, import or show (default: every workload the environment hosts; for --import, the one whose corpus the file was measured on)")
 	args, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -344,6 +345,12 @@ func cmdCeiling(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if len(args) > 0 {
 		return usageError{fmt.Sprintf("unexpected arguments %q", args)}
+	}
+	if *measure && *from != "" {
+		return usageError{"--measure and --import are two ways to get the ceilings; give one"}
+	}
+	if *from != "" {
+		return importCeilings(ctx, f, *from, *only, stdout, stderr)
 	}
 	if *measure {
 		defer keepOnlyIfUsed(f.results)()
@@ -413,8 +420,25 @@ func cmdCeiling(ctx context.Context, args []string, stdout, stderr io.Writer) er
 func writeCeilings(w io.Writer, path string, c *exec.Ceilings) error {
 	fmt.Fprintf(w, "ceilings of %s for %s (%s, measured %s)\n", c.Env, c.Workload, path, c.MeasuredAt.Format(time.RFC3339))
 	fmt.Fprintf(w, "  broker consume   %12.0f msg/s  %12.0f bytes/s\n", c.Broker.MessagesPerSec, c.Broker.BytesPerSec)
-	fmt.Fprintf(w, "  clickhouse ingest %11.0f rows/s (%s, %d writers)\n", c.ClickHouse.RowsPerSec, c.ClickHouse.Format, c.ClickHouse.Concurrency)
+	fmt.Fprintf(w, "  clickhouse ingest %11.0f rows/s (%s, %d writers): the ceiling the gate holds every arm to\n", c.ClickHouse.RowsPerSec, c.ClickHouse.Format, c.ClickHouse.Concurrency)
+	for _, f := range c.ClickHouse.Formats {
+		if f.Format != c.ClickHouse.Format {
+			fmt.Fprintf(w, "  clickhouse ingest %11.0f rows/s (%s, %d writers)\n", f.RowsPerSec, f.Format, f.Concurrency)
+		}
+	}
 	fmt.Fprintf(w, "  under infra %s, %d partitions, %d-byte messages, measured from the %s\n", c.InfraDigest, c.Partitions, c.MessageBytes, c.MeasuredFrom)
+	if imp := c.Imported; imp != nil {
+		fmt.Fprintf(w, "  imported %s from %s: %s (%s), measured %s under its infrastructure %s (%s), client %s, corpus %s, host %q\n",
+			imp.ImportedAt.Format(time.RFC3339), imp.From, imp.File, imp.SHA256, imp.Date, imp.InfraDigest, imp.InfraKey, imp.Client, imp.DatasetVersion, imp.Host)
+		var mapped []string
+		for _, h := range slices.Sorted(maps.Keys(imp.Formats)) {
+			mapped = append(mapped, h+" as "+imp.Formats[h])
+		}
+		fmt.Fprintf(w, "  formats: %s\n", strings.Join(mapped, ", "))
+		if len(imp.NotMapped) > 0 {
+			fmt.Fprintf(w, "  not imported, no name of spatec's for them: %s\n", strings.Join(imp.NotMapped, ", "))
+		}
+	}
 	return nil
 }
 

@@ -118,6 +118,7 @@ commands:
   exec --env E entrant[:variant]         run an entrant under its plan (or: exec plan.json)
   sweep --env E entrant:study            run every point of a study, points × reps interleaved
   ceiling --measure --env E              measure the broker and ClickHouse ceilings (C12)
+  ceiling --import FILE --env E          import the reference harness's ceilings, held to E's plan
   pin --env E                            pin every image E pulls to its registry digest (envs/E/pins.cue)
   corpus --workload W --batches N        what a correct arm lands from the first N messages of W: rows, checksum, sizes
   validate [results/]                    check the results log

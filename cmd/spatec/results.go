@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"spatec.dev/spatec/runs/interop"
 	"spatec.dev/spatec/runs/record"
 	"spatec.dev/spatec/runs/report"
+	"spatec.dev/spatec/schema"
 )
 
 func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) error {
@@ -53,6 +55,9 @@ func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	format := fs.String("format", "table", "table, csv, json or html")
 	knee := fs.Float64("knee", report.DefaultKnee, "a study recommends its cheapest point within this fraction of its best throughput")
 	out := fs.String("o", "", "write to this file instead of standard output")
+	tree := fs.String("tree", "", "CUE tree root whose environments state the facts of spatec's records (default: the checkout around the working directory, else the embedded tree)")
+	var profiles fileList
+	fs.Var(&profiles, "harness-env", "the reference harness's environment profile (environments/<env_id>.toml): the host of its records whose env_digest it is; repeatable")
 	args, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -61,10 +66,28 @@ func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if len(paths) == 0 {
 		paths = []string{"results"}
 	}
+	var read []*interop.Profile
+	for _, path := range profiles {
+		p, err := interop.ReadProfile(path)
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		read = append(read, p)
+	}
 	prepareReadHeap()
-	rep, problems, err := report.Load(paths, report.Options{Env: *env, Baseline: *baseline, Knee: *knee, Foreign: schema2History})
+	h := &harnessReading{profiles: read, used: map[*interop.Profile]bool{}}
+	envs := &envFacts{tree: *tree}
+	rep, problems, err := report.Load(paths, report.Options{Env: *env, Baseline: *baseline, Knee: *knee, Foreign: h.read, SpatecFacts: envs.facts})
 	if err != nil {
 		return err
+	}
+	if envs.err != nil {
+		fmt.Fprintf(stderr, "spatec report: the tree's environments were not read (%v): the facts of spatec's records are their own alone\n", envs.err)
+	}
+	for _, p := range read {
+		if !h.used[p] {
+			fmt.Fprintf(stderr, "spatec report: --harness-env %s (%s at digest %s) is the profile of no record read\n", p.Path, p.ID, p.Digest)
+		}
 	}
 	for _, p := range problems {
 		fmt.Fprintln(stderr, p)
@@ -99,23 +122,75 @@ func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-// schema2History reads a results file of the reference harness's into the
-// report's history, saying per run which protocol it was measured under,
-// with its dataset in spatec's name (so that it sits beside spatec's runs
-// of the same corpus) and its rate as the harness's, never as spatec's.
-func schema2History(path string) ([]report.HistoryRun, []record.Problem, bool) {
+// harnessReading reads results files of the reference harness's into the
+// report, each run with the facts of its environment: its record's, and
+// its profile's where one given is the profile its env_digest names.
+type harnessReading struct {
+	profiles []*interop.Profile
+	used     map[*interop.Profile]bool
+}
+
+// read reads a results file of the reference harness's into the report's
+// history, saying per run which protocol it was measured under, with its
+// dataset in spatec's name (so that it sits beside spatec's runs of the
+// same corpus), its rate as the harness's, never as spatec's, and the
+// facts of its environment, for a joint section.
+func (h *harnessReading) read(path string) ([]report.HistoryRun, []record.Problem, bool) {
 	entries, problems, ok := interop.ReadFile(path)
 	if !ok {
 		return nil, nil, false
 	}
 	runs := make([]report.HistoryRun, len(entries))
-	for i, e := range entries {
-		runs[i] = report.HistoryRun{
-			Source: "schema-2", Entrant: e.Entrant, Variant: e.Variant, Env: e.Env, EnvDigest: e.EnvDigest,
-			Started: e.Time(), Harness: fmt.Sprintf("%s %d", e.HarnessProtocol, e.HarnessVersion), ArmVersion: e.ArmVersion,
-			Status: e.Status, Dataset: e.DatasetVersion, Messages: e.Messages,
-			RowsPerS: e.RowsPerS, HarnessRowsPerS: e.HarnessRowsPerS, Cores: e.CoresUsed, Peak: e.PeakAnonBytes,
+	for i := range entries {
+		for _, p := range h.profiles {
+			if entries[i].WithProfile(p) {
+				h.used[p] = true
+			}
 		}
+		runs[i] = report.HistoryOf(entries[i])
 	}
 	return runs, problems, true
 }
+
+// envFacts states the facts of spatec's records with the environment
+// their env_digest names, read from the tree once, when a report first
+// sets a section beside another tool's runs.
+type envFacts struct {
+	tree   string
+	loaded bool
+	err    error
+	envs   map[string]*schema.Environment
+}
+
+func (e *envFacts) facts(rec *record.Record) interop.Facts {
+	if !e.loaded {
+		e.loaded = true
+		e.envs, e.err = treeEnvironments(e.tree)
+	}
+	return interop.SpatecFacts(rec, e.envs[rec.Run.Env])
+}
+
+// treeEnvironments resolves every environment of the tree, by name.
+func treeEnvironments(dir string) (map[string]*schema.Environment, error) {
+	t, err := loadTree(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*schema.Environment{}
+	for _, name := range t.Environments() {
+		env, err := t.Environment(name)
+		if err != nil {
+			// A broken environment states nothing; its records' facts are
+			// their own.
+			continue
+		}
+		out[name] = env
+	}
+	return out, nil
+}
+
+// fileList is a flag that may be given several times.
+type fileList []string
+
+func (f *fileList) String() string     { return strings.Join(*f, ",") }
+func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }

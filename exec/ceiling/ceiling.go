@@ -28,13 +28,51 @@ type Figures struct {
 		MessagesPerSec float64 `json:"messages_per_s"`
 		BytesPerSec    float64 `json:"bytes_per_s"`
 	} `json:"broker"`
-	// ClickHouse is the ingest ceiling, per wire format.
+	// ClickHouse is the ingest ceiling the gate holds every arm to, in
+	// Format (Native, the format spatec's own pass inserts), and in
+	// Formats the ceilings of other insert formats where they were
+	// measured (spatec's own pass measures Native alone; ceilings imported
+	// from the reference harness carry each format it measured).
 	ClickHouse struct {
 		Format      string                `json:"format"`
 		RowsPerSec  float64               `json:"rows_per_s"`
 		Concurrency int                   `json:"concurrency"`
 		Levels      []chstore.IngestLevel `json:"levels"`
+		Formats     []FormatCeiling       `json:"formats,omitempty"`
 	} `json:"clickhouse"`
+}
+
+// FormatCeiling is ClickHouse's ingest ceiling in one insert format, named
+// as ClickHouse names it (Native, RowBinary, ArrowStream…).
+type FormatCeiling struct {
+	Format      string                `json:"format"`
+	RowsPerSec  float64               `json:"rows_per_s"`
+	Concurrency int                   `json:"concurrency"`
+	Levels      []chstore.IngestLevel `json:"levels,omitempty"`
+}
+
+// Native is ClickHouse's columnar format, which spatec's own ingest pass
+// inserts and whose ceiling the gate holds every arm to.
+const Native = "Native"
+
+// HarnessFormat maps the reference harness's name of an insert format
+// (spate-etl/benchmark harness/src/ceiling.rs, Format::wire_format: what
+// its descriptors declare as reports.wire_format) to ClickHouse's, the
+// name spatec's ceilings give it, and says whether it knows the name.
+func HarnessFormat(name string) (string, bool) {
+	switch name {
+	case "native":
+		return Native, true
+	case "rowbinary":
+		return "RowBinary", true
+	case "rowbinary_nt":
+		return "RowBinaryWithNamesAndTypes", true
+	case "json_each_row":
+		return "JSONEachRow", true
+	case "arrow_stream":
+		return "ArrowStream", true
+	}
+	return "", false
 }
 
 // Target says where the services are, as seen from where the measurement
@@ -109,7 +147,7 @@ func Measure(ctx context.Context, t Target, say func(format string, args ...any)
 	if err != nil {
 		return f, fmt.Errorf("measuring the ingest ceiling: %w", err)
 	}
-	f.ClickHouse.Format, f.ClickHouse.RowsPerSec = "Native", sweep.Best.RowsPerSec
+	f.ClickHouse.Format, f.ClickHouse.RowsPerSec = Native, sweep.Best.RowsPerSec
 	f.ClickHouse.Concurrency, f.ClickHouse.Levels = sweep.Best.Concurrency, sweep.Levels
 	return f, nil
 }

@@ -158,6 +158,13 @@ type Entry struct {
 	// other than a spatec entry's would, in words for a report.
 	Caveats []string
 
+	// Facts are what the record states of the environment it was
+	// measured in (for schema 2, with what the harness's profile of its
+	// env_digest adds, where one is given: WithProfile), for deciding
+	// whether it was spatec's environment too (Compare). Nil for spatec
+	// records, whose facts SpatecFacts reads with their environment.
+	Facts Facts
+
 	// Unmapped names the schema-2 fields of the record that held
 	// information no Entry field carries (dotted paths such as
 	// "run.trigger" or "metrics.cpu_us_per_row"), sorted, so a report can

@@ -439,13 +439,14 @@ func TestReadSchema2MapsFiguresAndNamesWhatIsNotCarried(t *testing.T) {
 		e.InfraDigest != "d867b69febf3" || e.ArmVersion != "0.57.0" || e.Status != "ok" {
 		t.Errorf("identity %+v", e)
 	}
-	for _, want := range []string{"bench", "run.trigger", "run.invocation_id", "run.infra.partitions", "sut.image_digest",
+	for _, want := range []string{"bench", "run.trigger", "run.invocation_id", "run.infra.broker", "run.infra.registry", "sut.image_digest",
 		"metrics.cpu_us_per_row", "metrics.duplicate_rows", "variant.mode", "flags.reused_infra"} {
 		if !slices.Contains(e.Unmapped, want) {
 			t.Errorf("Unmapped lacks %s: %v", want, e.Unmapped)
 		}
 	}
-	for _, carried := range []string{"metrics.rows_per_s", "metrics.cores_used", "run.env_id", "note", "run.infra.ceiling_bytes_per_s", "variant.batches"} {
+	for _, carried := range []string{"metrics.rows_per_s", "metrics.cores_used", "run.env_id", "note", "run.infra.ceiling_bytes_per_s", "variant.batches",
+		"run.infra.partitions", "run.infra.broker_cpus", "run.infra.clickhouse_memory", "run.infra.clickhouse_image_digest"} {
 		if slices.Contains(e.Unmapped, carried) {
 			t.Errorf("Unmapped lists %s, which is carried or absent", carried)
 		}

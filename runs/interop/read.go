@@ -155,6 +155,7 @@ func entryFromSchema2(file string, line int, r *s2Record, unknown []string) Entr
 		HarnessVersion:  int(r.Run.HarnessVersion),
 		HarnessProtocol: SourceSchema2,
 		Status:          r.Status,
+		Facts:           schema2Facts(r),
 	}
 	commitUsed := false
 	switch {
@@ -210,15 +211,17 @@ func entryFromSchema2(file string, line int, r *s2Record, unknown []string) Entr
 	add("run.commit", present(r.Run.Commit))
 	add("run.trigger", nonBlank(r.Run.Trigger))
 	in := r.Run.Infra
+	// What the environment's facts carry (schema2Facts) is mapped.
+	carried := func(key string) bool { _, ok := e.Facts.Get(key); return ok }
 	for _, f := range []struct {
 		name string
 		has  bool
 	}{
-		{"broker", nonBlank(in.Broker)}, {"broker_version", nonBlank(in.BrokerVersion)},
-		{"broker_image_digest", nonBlank(in.BrokerImageDigest)}, {"broker_cpus", nonBlank(in.BrokerCPUs)},
-		{"broker_memory", nonBlank(in.BrokerMemory)}, {"clickhouse_version", nonBlank(in.ClickHouseVersion)},
-		{"clickhouse_image_digest", nonBlank(in.ClickHouseImageDigest)}, {"clickhouse_cpus", nonBlank(in.ClickHouseCPUs)},
-		{"clickhouse_memory", nonBlank(in.ClickHouseMemory)}, {"partitions", true},
+		{"broker", nonBlank(in.Broker)}, {"broker_version", nonBlank(in.BrokerVersion) && !carried(FactBrokerVersion)},
+		{"broker_image_digest", nonBlank(in.BrokerImageDigest) && !carried(FactBrokerImageID)}, {"broker_cpus", nonBlank(in.BrokerCPUs) && !carried(FactBrokerCPUs)},
+		{"broker_memory", nonBlank(in.BrokerMemory) && !carried(FactBrokerMemory)}, {"clickhouse_version", nonBlank(in.ClickHouseVersion) && !carried(FactClickHouseVersion)},
+		{"clickhouse_image_digest", nonBlank(in.ClickHouseImageDigest) && !carried(FactClickHouseImageID)}, {"clickhouse_cpus", nonBlank(in.ClickHouseCPUs) && !carried(FactClickHouseCPUs)},
+		{"clickhouse_memory", nonBlank(in.ClickHouseMemory) && !carried(FactClickHouseMemory)}, {"partitions", !carried(FactPartitions)},
 		{"registry", nonBlank(in.Registry)},
 		// 0 is a statement for the required ceiling (none was available)
 		// and only the default for the other two.

@@ -132,6 +132,13 @@ func sectionTitle(s *Section) string {
 	return fmt.Sprintf("%s · %s · env %s · harness %d · workload %s · dataset %s · %s messages", s.ID, s.Env, short(s.EnvDigest), s.HarnessVersion, orNone(s.Workload), s.DatasetVersion, human(float64(s.Messages)))
 }
 
+// jointTitle names a joint section: the section of spatec's runs it ranks
+// with the reference harness's, and their common conditions.
+func jointTitle(s *Section) string {
+	return fmt.Sprintf("%s · %s ranked with the reference harness's runs · %s · workload %s · dataset %s · %s messages",
+		s.ID, s.Joint.Section, s.Env, orNone(s.Workload), s.DatasetVersion, human(float64(s.Messages)))
+}
+
 func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun

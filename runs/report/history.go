@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"spatec.dev/spatec/runs/interop"
 	"spatec.dev/spatec/runs/record"
 )
 
@@ -17,6 +18,7 @@ import (
 type HistoryRun struct {
 	// Source is "spatec" or the other tool's schema ("schema-2").
 	Source    string
+	RunID     string
 	Entrant   string
 	Variant   string
 	Env       string
@@ -27,6 +29,8 @@ type HistoryRun struct {
 	Harness    string
 	ArmVersion string
 	Status     string
+	// Workload names the workload, where the corpus is one of spatec's.
+	Workload string
 	// Dataset is the corpus drained, in spatec's name for it (a reference
 	// harness's label for a corpus spatec generates too is read as
 	// spatec's), and Messages how many of its messages; 0 when unknown.
@@ -36,6 +40,10 @@ type HistoryRun struct {
 	// RowsPerS is spatec's rate over spatec's window; HarnessRowsPerS is
 	// the reference harness's definition, which both tools' records carry.
 	RowsPerS, HarnessRowsPerS, Cores, Peak *float64
+	// Facts are what the run's record (and the declaration its
+	// environment digest names) states of its environment: a joint section
+	// ranks it with spatec's runs only where they agree.
+	Facts interop.Facts
 }
 
 // History is one arm over every sitting that ran it.

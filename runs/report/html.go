@@ -38,17 +38,19 @@ func htmlTemplate() (*template.Template, error) {
 			}
 			return "–"
 		},
-		"charts":     charts,
-		"timecharts": timeCharts,
-		"join":       strings.Join,
-		"human":      human,
-		"bytes":      bytesText,
-		"trim":       trim,
-		"float":      func(n int64) float64 { return float64(n) },
-		"digest":     short,
-		"add":        func(a, b float64) float64 { return a + b },
-		"mul":        func(a float64, b int) float64 { return a * float64(b) },
-		"setting":    func(st *Study, p *Point) string { return st.setting(p) },
+		"charts":      charts,
+		"jointcharts": jointCharts,
+		"jointtitle":  jointTitle,
+		"timecharts":  timeCharts,
+		"join":        strings.Join,
+		"human":       human,
+		"bytes":       bytesText,
+		"trim":        trim,
+		"float":       func(n int64) float64 { return float64(n) },
+		"digest":      short,
+		"add":         func(a, b float64) float64 { return a + b },
+		"mul":         func(a float64, b int) float64 { return a * float64(b) },
+		"setting":     func(st *Study, p *Point) string { return st.setting(p) },
 		"mark": func(st *Study, p *Point) string {
 			var c []string
 			if p != nil && p == st.Knee {
@@ -156,6 +158,16 @@ func charts(s *Section) []chart {
 		out = append(out, buildChart(fmt.Sprintf("%s-c%d", s.ID, i+1), sp.title, sp.subtitle, sp.metric, s.Arms))
 	}
 	return out
+}
+
+// jointCharts builds the charts of a joint section: the rate it ranks by,
+// the one both tools define, and the cores each arm used.
+func jointCharts(s *Section) []chart {
+	return []chart{
+		buildChart(s.ID+"-c1", "Throughput, the reference harness's window (the rate ranked)",
+			"rows/s by the reference harness's definition, in both tools' records, median with min–max across repetitions; higher is better", s.RankedBy, s.Arms),
+		buildChart(s.ID+"-c2", "Cores", "cores used by the whole arm over its tool's window; lower is leaner", record.CoresUsed, s.Arms),
+	}
 }
 
 func buildChart(id, title, subtitle, metric string, arms []*Arm) chart {

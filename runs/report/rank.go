@@ -10,16 +10,19 @@ import (
 	"spatec.dev/spatec/runs/record"
 )
 
-// rank orders a section's arms by median rows/s (RankedBy, spatec's rate
-// alone), picks the baseline, and computes ratios and ties.
+// rank orders a section's arms by the median of the rate it ranks by
+// (RankedBy, spatec's rate, for a section of spatec's runs; the reference
+// harness's for a joint one), picks the baseline, and computes ratios and
+// ties.
 //
 // Two arms are tied when their [min, max] ranges overlap, or when their
 // medians differ by less than the instrument's resolution (the coarser of
 // the two arms' sampler period over window). Tied arms share a rank: the
 // data cannot say which is faster, so the report does not either.
 func rank(sec *Section, baseline string) {
+	by := sec.rankedBy()
 	slices.SortFunc(sec.Arms, func(a, b *Arm) int {
-		ta, tb := a.Metrics[RankedBy], b.Metrics[RankedBy]
+		ta, tb := a.Metrics[by], b.Metrics[by]
 		switch {
 		case ta != nil && tb != nil:
 			return cmp.Or(cmp.Compare(tb.Median, ta.Median), cmp.Compare(a.Label, b.Label))
@@ -33,38 +36,38 @@ func rank(sec *Section, baseline string) {
 
 	var ranked []*Arm
 	for _, a := range sec.Arms {
-		if a.Metrics[RankedBy] != nil {
+		if a.Metrics[by] != nil {
 			ranked = append(ranked, a)
 		}
 	}
 	for i, a := range ranked {
 		a.Rank = i + 1
-		if i > 0 && tied(ranked[i-1], a) {
+		if i > 0 && tied(ranked[i-1], a, by) {
 			a.Rank = ranked[i-1].Rank
 		}
 		for _, b := range ranked {
-			if b != a && tied(a, b) {
+			if b != a && tied(a, b, by) {
 				a.Tied = true
 				a.TiedWith = append(a.TiedWith, b.Label)
 			}
 		}
 	}
 
-	base, why := chooseBaseline(ranked, baseline)
+	base, why := chooseBaseline(ranked, baseline, by)
 	if base == nil {
 		sec.BaselineWhy = why
 		return
 	}
 	sec.Baseline, sec.BaselineWhy = base.Label, why
-	bt := base.Metrics[RankedBy].Median
+	bt := base.Metrics[by].Median
 	for _, a := range ranked {
 		if bt > 0 {
-			a.Ratio = a.Metrics[RankedBy].Median / bt
+			a.Ratio = a.Metrics[by].Median / bt
 		}
 		switch {
 		case a == base:
 			a.VsBaseline = "baseline"
-		case tied(a, base):
+		case tied(a, base, by):
 			a.VsBaseline = "tied"
 		case a.Ratio > 0:
 			a.VsBaseline = fmt.Sprintf("%.2f×", a.Ratio)
@@ -72,8 +75,8 @@ func rank(sec *Section, baseline string) {
 	}
 }
 
-func tied(a, b *Arm) bool {
-	x, y := a.Metrics[RankedBy], b.Metrics[RankedBy]
+func tied(a, b *Arm, by string) bool {
+	x, y := a.Metrics[by], b.Metrics[by]
 	if x == nil || y == nil {
 		return false
 	}
@@ -91,9 +94,14 @@ func tied(a, b *Arm) bool {
 // fastest arm whose every run was ok, since an infra_bound or partly failed
 // arm is a poor yardstick. When no arm is entirely ok, the fastest arm is
 // used and the reason says so.
-func chooseBaseline(ranked []*Arm, requested string) (*Arm, string) {
+func chooseBaseline(ranked []*Arm, requested, by string) (*Arm, string) {
+	// The rate's name, where it is not spatec's rows/s.
+	rate := "rows/s"
+	if by != RankedBy {
+		rate = by
+	}
 	if len(ranked) == 0 {
-		return nil, "no arm has a rows/s measurement, so there is no baseline"
+		return nil, fmt.Sprintf("no arm has a %s measurement, so there is no baseline", rate)
 	}
 	fallback := ""
 	if requested != "" {
@@ -111,7 +119,7 @@ func chooseBaseline(ranked []*Arm, requested string) (*Arm, string) {
 		case 1:
 			return matches[0], "chosen baseline"
 		case 0:
-			fallback = fmt.Sprintf("the chosen baseline %q has no rows/s measurement in this section; ", requested)
+			fallback = fmt.Sprintf("the chosen baseline %q has no %s measurement in this section; ", requested, rate)
 		default:
 			var labels []string
 			for _, m := range matches {
@@ -122,8 +130,8 @@ func chooseBaseline(ranked []*Arm, requested string) (*Arm, string) {
 	}
 	for _, a := range ranked {
 		if a.Status == record.StatusOK {
-			return a, fallback + "leader by median rows/s"
+			return a, fallback + "leader by median " + rate
 		}
 	}
-	return ranked[0], fallback + "leader by median rows/s (no arm has only ok runs)"
+	return ranked[0], fallback + "leader by median " + rate + " (no arm has only ok runs)"
 }

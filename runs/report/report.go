@@ -9,6 +9,11 @@
 // environment say that they are not comparable with each other. Within a
 // section, records are grouped per arm (entrant, variant and knob values).
 //
+// Another tool's runs (the reference harness's schema 2) join the history,
+// and a joint section (joint.go) ranks them with a section's runs where the
+// workload, the dataset and every fact both state of the environment agree,
+// by the one rate both tools define.
+//
 // A record that cannot be used (corrupt, truncated, an unknown schema version,
 // another environment than asked for) is returned as a Problem naming its file
 // and line; the rest of the input is still read. Nothing is dropped silently.
@@ -30,6 +35,7 @@ import (
 	"strings"
 	"time"
 
+	"spatec.dev/spatec/runs/interop"
 	"spatec.dev/spatec/runs/record"
 )
 
@@ -48,14 +54,16 @@ const (
 	CoreMicrosPerRow = "core_us_per_row"
 )
 
-// Arms are ranked by spatec's throughput alone; the reference harness's
-// rate is shown beside it and never ranked, so no ranking mixes the two
-// windows.
+// A section of spatec's runs ranks its arms by spatec's throughput alone;
+// the reference harness's rate is shown beside it and not ranked there, so
+// no ranking mixes the two windows. A joint section ranks by the
+// harness's rate alone, which both tools' records define.
 const (
 	// RankedBy is the metric arms are ranked, tied and compared with the
 	// baseline by.
 	RankedBy = record.RowsPerS
-	// ShownBeside is the other rate, shown beside RankedBy, never ranked.
+	// ShownBeside is the other rate, shown beside RankedBy, not ranked in a
+	// section of spatec's runs.
 	ShownBeside = record.HarnessRowsPerS
 )
 
@@ -64,7 +72,8 @@ const (
 const Ranking = "ranked by rows_per_s, spatec's rate: the N distinct rows over spatec's window, " +
 	"from when it began to watch the table (the arm's caps verified; on Kubernetes, its first container's start) " +
 	"to the poll that saw N distinct rows. harness_rows_per_s, the reference harness's definition, " +
-	"is shown beside it and never ranked: the rows count() gave at the first poll that reached N, " +
+	"is shown beside it and not ranked (a joint section with the reference harness's runs ranks by it alone): " +
+	"the rows count() gave at the first poll that reached N, " +
 	"over the window from the arm's last container start to that poll"
 
 // Options selects and frames what a report shows.
@@ -81,17 +90,25 @@ type Options struct {
 	// Knee is the fraction of a study's best throughput within which its
 	// cheapest point is recommended; 0 means DefaultKnee.
 	Knee float64
-	// Foreign reads a results file of another tool's, when it is one,
-	// into history: its runs join the history table and nothing else (the
-	// tools' numbers are not comparable run for run).
+	// Foreign reads a results file of another tool's, when it is one: its
+	// runs join the history table, and are ranked beside spatec's runs
+	// only in a joint section, where the workload, the dataset and every
+	// fact both sides state of the environment agree (their Facts).
 	Foreign func(path string) (runs []HistoryRun, problems []record.Problem, handled bool)
+	// SpatecFacts gives the facts of the environment a spatec record was
+	// measured in, to set them beside another tool's runs' Facts; nil reads
+	// them from the record alone (interop.SpatecFacts without its
+	// environment), which does not state the partitions, so nothing is
+	// ranked jointly.
+	SpatecFacts func(rec *record.Record) interop.Facts
 }
 
 // Report is the aggregated view of a set of result files.
 type Report struct {
-	// RankedBy names the metric arms are ranked by (spatec's rows_per_s),
-	// ShownBeside the rate shown beside it and never ranked (the reference
-	// harness's), and Ranking says what each divides.
+	// RankedBy names the metric the arms of spatec's sections are ranked
+	// by (spatec's rows_per_s), ShownBeside the rate shown beside it and
+	// not ranked there (the reference harness's, which joint sections rank
+	// by), and Ranking says what each divides.
 	RankedBy    string `json:"ranked_by"`
 	ShownBeside string `json:"shown_beside"`
 	Ranking     string `json:"ranking"`
@@ -109,8 +126,17 @@ type Report struct {
 	// any read from another's; ForeignRuns counts the latter.
 	History     []*History `json:"history,omitempty"`
 	ForeignRuns int        `json:"foreign_runs,omitempty"`
+	// Joint holds the sections that rank a section's runs together with
+	// another tool's runs of the same workload, dataset and environment
+	// (JointRanking says how); HarnessUnmatched lists the other tool's
+	// runs no section of spatec's shares a workload, dataset and size
+	// with, which are in the history alone.
+	Joint            []*Section `json:"joint,omitempty"`
+	JointRanking     string     `json:"joint_ranking,omitempty"`
+	HarnessUnmatched []string   `json:"harness_unmatched,omitempty"`
 
 	history historyAcc
+	foreign []HistoryRun
 }
 
 // Section holds the arms of one comparability class: one environment at one
@@ -146,13 +172,32 @@ type Section struct {
 	Overlaps []string `json:"overlaps,omitempty"`
 	// Studies are the sweeps among the arms.
 	Studies []*Study `json:"studies,omitempty"`
+	// RankedBy is the rate the section ranks by: spatec's rows_per_s, or
+	// harness_rows_per_s in a joint section.
+	RankedBy string `json:"ranked_by"`
+	// Joint, in a joint section, says which runs it ranks together and on
+	// which facts their environments agree.
+	Joint *Joint `json:"joint,omitempty"`
+	// HarnessApart names, in a section of spatec's runs, the other tool's
+	// runs of the same workload, dataset and size that are not ranked
+	// with it, and the facts of the environment that differ.
+	HarnessApart []string `json:"harness_apart,omitempty"`
 
 	arms map[armKey]*Arm
+	// first is the section's first record, whose facts are the section's;
+	// varies says how a later record's infrastructure differed from it.
+	first  *record.Record
+	varies string
 }
+
+// rankedBy is the rate the section ranks by.
+func (s *Section) rankedBy() string { return cmp.Or(s.RankedBy, RankedBy) }
 
 // Arm is one entrant at one variant and knob setting, across repetitions.
 type Arm struct {
-	Label   string         `json:"label"`
+	Label string `json:"label"`
+	// Source is the tool whose runs the arm's are, in a joint section.
+	Source  string         `json:"source,omitempty"`
 	Entrant string         `json:"entrant"`
 	Variant string         `json:"variant,omitempty"`
 	Knobs   map[string]any `json:"knobs,omitempty"`
@@ -235,7 +280,7 @@ func Load(paths []string, opts Options) (*Report, []record.Problem, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	b := builder{rep: rep, sections: map[sectionKey]*Section{}, knee: opts.Knee}
+	b := builder{rep: rep, sections: map[sectionKey]*Section{}, knee: opts.Knee, facts: opts.SpatecFacts}
 	for _, path := range files {
 		rep.Files++
 		if opts.Foreign != nil {
@@ -243,6 +288,7 @@ func Load(paths []string, opts Options) (*Report, []record.Problem, error) {
 				for _, h := range runs {
 					rep.history.add(h)
 				}
+				rep.foreign = append(rep.foreign, runs...)
 				rep.ForeignRuns += len(runs)
 				rep.Problems = append(rep.Problems, probs...)
 				continue
@@ -308,6 +354,7 @@ type builder struct {
 	rep      *Report
 	sections map[sectionKey]*Section
 	knee     float64
+	facts    func(*record.Record) interop.Facts
 }
 
 func (b *builder) add(path string, line int, rec *record.Record) {
@@ -318,9 +365,11 @@ func (b *builder) add(path string, line int, rec *record.Record) {
 	if sec == nil {
 		sec = &Section{
 			Env: sk.env, EnvDigest: sk.envDigest, HarnessVersion: sk.harness, Workload: sk.workload, DatasetVersion: sk.dataset, Messages: sk.messages,
-			arms: map[armKey]*Arm{},
+			RankedBy: RankedBy, arms: map[armKey]*Arm{}, first: rec,
 		}
 		b.sections[sk] = sec
+	} else if sec.varies == "" {
+		sec.varies = infraDiffers(sec.first, rec)
 	}
 	sec.Records++
 	if t := rec.Run.StartedAt; !t.IsZero() {
@@ -473,6 +522,7 @@ func (b *builder) finish(baseline string) {
 		}
 		sec.Studies = studies(sec, sizes, b.knee)
 	}
+	b.joint(baseline)
 	slices.SortStableFunc(b.rep.Problems, func(a, b record.Problem) int {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -23,6 +24,9 @@ import (
 func (r *Report) WriteTable(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "%s from %s", plural(r.Records, "record"), plural(r.Files, "file"))
+	if r.ForeignRuns > 0 {
+		fmt.Fprintf(bw, ", and %s of the reference harness's records (schema 2)", plural(r.ForeignRuns, "run"))
+	}
 	if r.Rejected > 0 {
 		fmt.Fprintf(bw, "; %s could not be used (listed under problems)", plural(r.Rejected, "line"))
 	}
@@ -43,6 +47,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(bw, "%d records, %s; baseline %s\n", s.Records, timeSpan(s), baselineText(s))
 		for _, nc := range s.NotComparable {
 			fmt.Fprintln(bw, nc)
+		}
+		for _, a := range s.HarnessApart {
+			fmt.Fprintln(bw, a)
 		}
 		fmt.Fprintln(bw)
 
@@ -76,6 +83,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 
+	if err := r.writeJointTables(bw); err != nil {
+		return err
+	}
+	for _, u := range r.HarnessUnmatched {
+		fmt.Fprintf(bw, "\n%s\n", u)
+	}
+
 	if len(r.Problems) > 0 {
 		fmt.Fprintf(bw, "\nproblems (%d):\n", len(r.Problems))
 		for _, p := range r.Problems {
@@ -84,6 +98,49 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("writing the report table: %w", err)
+	}
+	return nil
+}
+
+// writeJointTables writes each joint section: what it ranks together, on
+// which facts the environments agree and which one side alone states, and
+// one row per arm of either tool, ranked by the harness's rate.
+func (r *Report) writeJointTables(bw *bufio.Writer) error {
+	if len(r.Joint) == 0 {
+		return nil
+	}
+	fmt.Fprintf(bw, "\nRanked with the reference harness's runs: %s.\n", r.JointRanking)
+	for _, s := range r.Joint {
+		j := s.Joint
+		fmt.Fprintf(bw, "\n%s\n", jointTitle(s))
+		fmt.Fprintf(bw, "ranked by %s; spatec's runs: %s (env %s, protocol %s); the reference harness's: %s (env %s, protocol %s); baseline %s\n",
+			s.RankedBy, j.Section, short(s.EnvDigest), j.SpatecProtocol, plural(j.HarnessRuns, "run"), short(j.HarnessEnvDigest), j.HarnessProtocol, baselineText(s))
+		fmt.Fprintf(bw, "the environments agree on: %s\n", strings.Join(j.Agreed(), "; "))
+		if len(j.Agreement.Unstated) > 0 {
+			fmt.Fprintf(bw, "not compared, stated by one side alone: %s\n", strings.Join(j.Agreement.Unstated, "; "))
+		}
+		fmt.Fprintln(bw)
+		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ARM\tSOURCE\tSTATUS\tRUNS\tHARNESS-WINDOW ROWS/S MEDIAN [MIN–MAX] (RANKED)\tSPREAD\tVS BASELINE\tRANK\tSPATEC-WINDOW ROWS/S (SPATEC'S ONLY, NOT RANKED)\tCORES ARM")
+		for _, a := range s.Arms {
+			rate := a.Metrics[s.RankedBy]
+			spread := "–"
+			if rate != nil {
+				spread = percent(rate.Spread)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				a.Label, a.Source, a.Status, runsText(a), statText(rate), spread, cmp.Or(a.VsBaseline, "–"), rankText(a),
+				statText(a.Metrics[record.RowsPerS]), medianText(a.Metrics[record.CoresUsed]))
+		}
+		if err := tw.Flush(); err != nil {
+			return fmt.Errorf("writing the report table: %w", err)
+		}
+		if notes := armNotes(s); len(notes) > 0 {
+			fmt.Fprintln(bw, "\nnotes:")
+			for _, n := range notes {
+				fmt.Fprintf(bw, "  %s\n", n)
+			}
+		}
 	}
 	return nil
 }
@@ -173,7 +230,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		return fmt.Errorf("writing the report CSV: %w", err)
 	}
 	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-	for _, s := range r.Sections {
+	for _, s := range slices.Concat(r.Sections, r.Joint) {
 		for _, a := range s.Arms {
 			ratio := ""
 			if a.Ratio > 0 {
@@ -183,7 +240,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 				s.ID, s.Env, s.EnvDigest, strconv.Itoa(s.HarnessVersion), s.DatasetVersion,
 				a.Label, a.Entrant, a.Variant, knobsText(a.Knobs), string(a.Status),
 				strconv.Itoa(a.Runs), strconv.Itoa(a.Measured),
-				strconv.Itoa(a.Rank), strconv.FormatBool(a.Tied), ratio, s.Baseline, RankedBy,
+				strconv.Itoa(a.Rank), strconv.FormatBool(a.Tied), ratio, s.Baseline, s.rankedBy(),
 			}
 			names := slices.Sorted(maps.Keys(a.Metrics))
 			if len(names) == 0 {
