@@ -29,14 +29,7 @@ func importCeilings(ctx context.Context, f execFlags, path, only string, stdout,
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	t, err := loadTree(f.tree)
-	if err != nil {
-		return err
-	}
-	if err := checkNames(t, f.env, nil); err != nil {
-		return err
-	}
-	env, err := t.Environment(f.env)
+	env, err := loadEnvironment(f.tree, f.env)
 	if err != nil {
 		return err
 	}

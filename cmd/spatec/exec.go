@@ -358,14 +358,7 @@ func cmdCeiling(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return refusal{err}
 		}
 	}
-	t, err := loadTree(f.tree)
-	if err != nil {
-		return err
-	}
-	if err := checkNames(t, f.env, nil); err != nil {
-		return err
-	}
-	env, err := t.Environment(f.env)
+	env, err := loadEnvironment(f.tree, f.env)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,21 @@ import (
 	"strings"
 
 	"spatec.dev/spatec/compiler"
+	"spatec.dev/spatec/schema"
 )
+
+// loadEnvironment loads the tree at dir and resolves one environment of
+// it by name: a name the tree lacks is a usage error.
+func loadEnvironment(dir, name string) (*schema.Environment, error) {
+	t, err := loadTree(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkNames(t, name, nil); err != nil {
+		return nil, err
+	}
+	return t.Environment(name)
+}
 
 // checkNames makes a misspelt environment, entrant or variant a usage
 // error that names the candidates, closest first, before anything is
