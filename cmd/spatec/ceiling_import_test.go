@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,9 +37,14 @@ func TestCeilingImport(t *testing.T) {
 	}
 	path := exec.CeilingsPath(results, harnessenv.Name, "sensor-batch")
 	c, err := exec.LoadCeilings(path)
-	if err != nil || c.Imported == nil || c.ClickHouse.RowsPerSec != 29_977_713 || c.Broker.MessagesPerSec != 299_373 {
+	if err != nil || c.Imported == nil || c.ClickHouse.RowsPerSec != 30_000_000 || c.Broker.MessagesPerSec != 300_000 {
 		t.Fatalf("written %+v, %v", c, err)
 	}
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(raw)
 	code, shown, errOut := cli(t, "ceiling", "--tree", tree, "--env", harnessenv.Name, "--results", results)
 	if code != exitOK {
 		t.Fatalf("show: exit %d: %s", code, errOut)
@@ -45,10 +52,10 @@ func TestCeilingImport(t *testing.T) {
 	for _, o := range []string{out, shown} {
 		for _, want := range []string{
 			"ceilings of c8g-8xl-ec2-docker for sensor-batch (" + path,
-			"29977713 rows/s (Native, 64 writers): the ceiling the gate holds every arm to",
-			"6079320 rows/s (RowBinaryWithNamesAndTypes, 32 writers)",
-			"imported", "from the reference harness (spate-etl/benchmark): " + file + " (sha256:ec7a496b6ec0",
-			"measured 2026-07-30 under its infrastructure d867b69febf3 (redpanda|3|8g|16|16g|8), client inside, corpus d2-60d7e5bb2a82",
+			"30000000 rows/s (Native, 64 writers): the ceiling the gate holds every arm to",
+			"6100000 rows/s (RowBinaryWithNamesAndTypes, 32 writers)",
+			"imported", "from the reference harness (spate-etl/benchmark): " + file + " (sha256:" + hex.EncodeToString(sum[:6]),
+			"measured " + harnessenv.CeilingsDate + " under its infrastructure d867b69febf3 (redpanda|3|8g|16|16g|8), client inside, corpus d2-60d7e5bb2a82",
 			"formats: arrow_stream as ArrowStream, json_each_row as JSONEachRow, native as Native, rowbinary as RowBinary, rowbinary_nt as RowBinaryWithNamesAndTypes",
 		} {
 			if !strings.Contains(o, want) {
@@ -81,5 +88,29 @@ func TestCeilingImport(t *testing.T) {
 	code, _, errOut = cli(t, "ceiling", "--tree", tree, "--env", harnessenv.Name, "--import", filepath.Join(t.TempDir(), "none.json"))
 	if code != exitUsage || !strings.Contains(errOut, "reading the reference harness's ceilings") {
 		t.Errorf("a missing file: exit %d: %s; want a usage error", code, errOut)
+	}
+}
+
+// `spatec ceiling --import` takes the ceilings file the harness published
+// of its host, as the harness wrote it, for spatec's environment of that
+// host.
+func TestCeilingImportOfTheHarnessPublishedFile(t *testing.T) {
+	dir := harnessenv.Checkout(t, "go test ./cmd/spatec -run TestCeilingImportOfTheHarnessPublishedFile")
+	file := filepath.Join(dir, "environments", "ceilings", harnessenv.Name+".json")
+	results := t.TempDir()
+	code, out, errOut := cli(t, "ceiling", "--tree", sampleTree(t), "--env", harnessenv.Name, "--import", file, "--results", results)
+	if code != exitOK {
+		t.Fatalf("import: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"rows/s (Native, ", "from the reference harness (spate-etl/benchmark): " + file,
+		"under its infrastructure " + harnessenv.InfraDigest() + " (" + harnessenv.InfraKey() + "), client inside, corpus d2-60d7e5bb2a82",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := exec.LoadCeilings(exec.CeilingsPath(results, harnessenv.Name, "sensor-batch")); err != nil {
+		t.Error(err)
 	}
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"spatec.dev/spatec/internal/harnessenv"
+	"spatec.dev/spatec/runs/interop"
 	"spatec.dev/spatec/runs/record"
 	"spatec.dev/spatec/schema"
 )
@@ -84,12 +86,46 @@ func TestReportRanksWithTheHarnessWhereTheEnvironmentAgrees(t *testing.T) {
 	harnessenv.WriteTree(t, treeApart, harnessenv.Edit{Old: "cpus:   16", New: "cpus:   12"})
 	code, out, _ = cli(t, "report", "--tree", treeApart, "--harness-env", profile, apart)
 	if code != exitOK || strings.Contains(out, "J1") ||
-		!strings.Contains(out, "not ranked with the reference harness's 1 run of c8g-8xl-ec2-docker (env 28d3432df6fc, protocol schema2 1): the environments differ: ClickHouse CPUs 12") {
+		!strings.Contains(out, "not ranked with the reference harness's 1 run of c8g-8xl-ec2-docker (env "+harnessenv.EnvDigest(t)+", protocol schema2 1): the environments differ: ClickHouse CPUs 12") {
 		t.Errorf("report of other caps: exit %d\n%s", code, out)
 	}
 
 	code, _, errOut = cli(t, "report", "--harness-env", results, results)
 	if code != exitUsage || !strings.Contains(errOut, "environment profile") {
 		t.Errorf("a directory as a profile: exit %d: %s", code, errOut)
+	}
+}
+
+// `spatec report` over spatec's results and the results the harness
+// published of its host, with the profile it published of that host, ranks
+// them together: the harness's records, as the harness wrote them, name
+// that profile by their env_digest, and its facts and theirs agree with
+// spatec's environment of the host.
+func TestReportWithTheHarnessPublishedFiles(t *testing.T) {
+	dir := harnessenv.Checkout(t, "go test ./cmd/spatec -run TestReportWithTheHarnessPublishedFiles")
+	profile := filepath.Join(dir, "environments", harnessenv.Name+".toml")
+	p, err := interop.ReadProfile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, results := t.TempDir(), t.TempDir()
+	harnessenv.WriteTree(t, tree)
+	spatecRun(t, results, harnessenv.Environment(t))
+	// Without a word on the standard error: the profile is the one the
+	// records name, and every record reads.
+	code, out, errOut := cli(t, "report", "--tree", tree, "--harness-env", profile, results, filepath.Join(dir, "results", harnessenv.Name))
+	if code != exitOK || errOut != "" {
+		t.Fatalf("report: exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{
+		"J1 · S1 ranked with the reference harness's runs · c8g-8xl-ec2-docker · workload sensor-batch",
+		" runs (env " + p.Digest + ", protocol schema2 1)",
+		"the environments agree on: environment c8g-8xl-ec2-docker; host cores 32; host memory 64 GiB; partitions 8;",
+		"not compared, stated by one side alone: host architecture aarch64",
+		"spate:native (reference harness)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q:\n%s", want, out)
+		}
 	}
 }

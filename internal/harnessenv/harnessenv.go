@@ -5,13 +5,20 @@
 // host, the partitions, the infrastructure's images and caps and the
 // envelope the harness publishes, as a spatec environment states them.
 //
+// It also writes that host's files in the harness's own formats, composed
+// here rather than copied: its environment profile, a ceilings file and a
+// schema-2 record, each holding the facts of the host and every member the
+// format has, with the digests that tie them together (the profile's, which
+// a record names, and the infrastructure's) computed as the harness
+// computes them. Tests of spatec reading the harness's published files
+// themselves take them from a checkout named by SPATEC_HARNESS (Checkout).
+//
 // The tree's own environments are not used: a test of what agrees with the
 // harness's facts needs an environment whose facts it knows, and one whose
 // facts it changes to see a difference named.
 package harnessenv
 
 import (
-	"embed"
 	"io/fs"
 	"os"
 	"path"
@@ -176,57 +183,11 @@ func Environment(t testing.TB, edits ...Edit) *schema.Environment {
 	return env
 }
 
-// The reference harness's own files for its authoritative host (see
-// testdata/README.md for their source and licence).
-//
-//go:embed testdata/c8g-8xl-ec2-docker.json testdata/c8g-8xl-ec2-docker.toml testdata/reference-spate-2026-07.jsonl
-var published embed.FS
-
-// CeilingsFile writes the harness's ceilings file for its host
-// (environments/ceilings/c8g-8xl-ec2-docker.json), unchanged, into a
-// directory of the test's and returns its path.
-func CeilingsFile(t testing.TB) string { return writePublished(t, "c8g-8xl-ec2-docker.json") }
-
-// ProfileFile writes the harness's environment profile of its host
-// (environments/c8g-8xl-ec2-docker.toml), unchanged, into a directory of
-// the test's and returns its path.
-func ProfileFile(t testing.TB) string { return writePublished(t, "c8g-8xl-ec2-docker.toml") }
-
-// RecordFile writes one of the harness's published records (spate's
-// native variant on its host, 3.55M rows/s) where the harness files it in
-// a results tree under root, and returns its path.
-func RecordFile(t testing.TB, root string) string {
-	t.Helper()
-	return writePublishedTo(t, filepath.Join(root, Name, "spate", "2026-07.jsonl"), "reference-spate-2026-07.jsonl")
-}
-
-// RecordRate is that record's rate, schema 2's rows_per_s.
-const RecordRate = 3_554_960.8228807272
-
-func writePublished(t testing.TB, name string) string {
-	t.Helper()
-	return writePublishedTo(t, filepath.Join(t.TempDir(), name), name)
-}
-
-func writePublishedTo(t testing.TB, path, name string) string {
-	t.Helper()
-	b, err := published.ReadFile("testdata/" + name)
-	if err != nil {
-		t.Fatalf("harnessenv: %v", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // What the harness's published records (results/c8g-8xl-ec2-docker/*/
 // 2026-07.jsonl) say its infrastructure ran: the images' IDs (the engine's
 // content IDs, as spatec's records carry them too) and the versions read
-// inside them.
+// inside them. TestComposedFilesAreTheHarnessPublishedFormats holds them to
+// those records.
 const (
 	BrokerImageID     = "sha256:ae0a858eddd0538dacbba5696f9be1f590de1fe51283964afc85f5510fa8f32e"
 	BrokerVersion     = "v26.1.13"

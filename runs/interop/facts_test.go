@@ -12,10 +12,11 @@ import (
 	"spatec.dev/spatec/schema"
 )
 
-// realEntry is the reference's published record (testdata), read.
-func realEntry(t *testing.T) Entry {
+// hostEntry is a record of the harness's host in its format
+// (harnessenv.HostRecord), filed where the harness files it, and read.
+func hostEntry(t *testing.T) Entry {
 	t.Helper()
-	entries, problems := ReadSchema2(filepath.Join("testdata", "reference-flink-2026-07.jsonl"))
+	entries, problems := ReadSchema2(harnessenv.RecordFile(t, t.TempDir()))
 	if len(problems) > 0 || len(entries) != 1 {
 		t.Fatalf("%d entries, problems %v", len(entries), problems)
 	}
@@ -36,7 +37,7 @@ func factValue(t *testing.T, fs Facts, key string) string {
 // versions; the harness's profile whose digest is the record's env_digest
 // adds the host and the images by reference.
 func TestSchema2FactsAndTheProfileOfTheirDigest(t *testing.T) {
-	e := realEntry(t)
+	e := hostEntry(t)
 	for key, want := range map[string]string{
 		FactEnv: "c8g-8xl-ec2-docker", FactPartitions: "8",
 		FactBrokerCPUs: "3", FactBrokerMemory: "8589934592", FactClickHouseCPUs: "16", FactClickHouseMemory: "17179869184",
@@ -55,8 +56,9 @@ func TestSchema2FactsAndTheProfileOfTheirDigest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.ID != "c8g-8xl-ec2-docker" || p.Digest != "28d3432df6fc" {
-		t.Fatalf("profile %s at %s; want the records' env_id and env_digest", p.ID, p.Digest)
+	// The harness's digest of the file's bytes, as the record names it.
+	if p.ID != "c8g-8xl-ec2-docker" || p.Digest != harnessenv.EnvDigest(t) || e.EnvDigest != p.Digest {
+		t.Fatalf("profile %s at %s, the record's env_digest %s; want the record's env_id and env_digest", p.ID, p.Digest, e.EnvDigest)
 	}
 	if !e.WithProfile(p) {
 		t.Fatal("the profile of the record's env_digest was not applied")
@@ -84,10 +86,10 @@ func TestSchema2FactsAndTheProfileOfTheirDigest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fresh := realEntry(t); fresh.WithProfile(q) {
+	if fresh := hostEntry(t); fresh.WithProfile(q) {
 		t.Errorf("a profile of digest %s was applied to a record of digest %s", q.Digest, fresh.EnvDigest)
 	}
-	if _, err := ReadProfile(filepath.Join("testdata", "reference-flink-2026-07.jsonl")); err == nil {
+	if _, err := ReadProfile(harnessenv.RecordFile(t, t.TempDir())); err == nil {
 		t.Error("a record was read as a profile")
 	}
 }
@@ -104,16 +106,25 @@ func spatecRecord(env *schema.Environment) *record.Record {
 // own record agree on every fact both state; what one alone states is
 // listed and not compared.
 func TestSpatecAndHarnessFactsAgreeOnOneHost(t *testing.T) {
-	env := harnessenv.Environment(t)
-	e := realEntry(t)
 	p, err := ReadProfile(harnessenv.ProfileFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.WithProfile(p)
+	agreeOnEveryFact(t, harnessenv.Environment(t), hostEntry(t), p)
+}
+
+// agreeOnEveryFact holds e, with the profile p its env_digest names, to a
+// spatec run on env, harnessenv's environment: every fact both state
+// agrees, each of the host, the partitions and the infrastructure is
+// compared, and what one side alone states is listed.
+func agreeOnEveryFact(t *testing.T, env *schema.Environment, e Entry, p *Profile) {
+	t.Helper()
+	if !e.WithProfile(p) {
+		t.Fatalf("%s:%d: the profile %s (digest %s) is not the one its env_digest %s names", e.File, e.Line, p.Path, p.Digest, e.EnvDigest)
+	}
 	a := Compare(SpatecFacts(spatecRecord(env), env), e.Facts, "the reference harness")
 	if !a.Agrees() {
-		t.Fatalf("differ %+v, missing %v", a.Differ, a.Missing)
+		t.Fatalf("%s:%d: differ %+v, missing %v", e.File, e.Line, a.Differ, a.Missing)
 	}
 	var agreed []string
 	for _, f := range a.Agree {
@@ -122,22 +133,51 @@ func TestSpatecAndHarnessFactsAgreeOnOneHost(t *testing.T) {
 	for _, want := range []string{FactEnv, FactHostCores, FactHostMemory, FactPartitions, FactBrokerImage, FactBrokerImageID, FactBrokerVersion,
 		FactBrokerCPUs, FactBrokerMemory, FactClickHouseImage, FactClickHouseImageID, FactClickHouseVersion, FactClickHouseCPUs, FactClickHouseMemory} {
 		if !slices.Contains(agreed, want) {
-			t.Errorf("%s not compared; compared %v", want, agreed)
+			t.Errorf("%s:%d: %s not compared; compared %v", e.File, e.Line, want, agreed)
 		}
 	}
 	unstated := strings.Join(a.Unstated, "\n")
 	for _, want := range []string{"host architecture aarch64 (stated by the reference harness's alone", "the arm's envelope CPUs 6 (stated by spatec's alone", "the arm's envelope memory 24 GiB"} {
 		if !strings.Contains(unstated, want) {
-			t.Errorf("unstated facts %q lack %q", a.Unstated, want)
+			t.Errorf("%s:%d: unstated facts %q lack %q", e.File, e.Line, a.Unstated, want)
 		}
 	}
+}
+
+// Every record the harness published of its host names, by its
+// env_digest, the profile the harness publishes of it, and agrees with a
+// spatec run on harnessenv's environment on every fact both state: the
+// images' IDs and versions harnessenv gives spatec's runs are the ones
+// the harness's records name.
+func TestSpatecAgreesWithEveryPublishedHarnessRecord(t *testing.T) {
+	dir := harnessenv.Checkout(t, "go test ./runs/interop -run TestSpatecAgreesWithEveryPublishedHarnessRecord")
+	p, err := ReadProfile(filepath.Join(dir, "environments", harnessenv.Name+".toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "results", harnessenv.Name, "*", "*.jsonl"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no results of %s in %s: %v", harnessenv.Name, dir, err)
+	}
+	env, n := harnessenv.Environment(t), 0
+	for _, f := range files {
+		entries, problems := ReadSchema2(f)
+		if len(problems) > 0 {
+			t.Errorf("%s: %v", f, problems)
+		}
+		for _, e := range entries {
+			agreeOnEveryFact(t, env, e, p)
+			n++
+		}
+	}
+	t.Logf("%d records of %d files agree with spatec's environment of the harness's host", n, len(files))
 }
 
 // One fact that differs keeps the two apart, and is named with both
 // values; a fact that must be compared and that one side does not state
 // keeps them apart too.
 func TestCompareNamesWhatDiffers(t *testing.T) {
-	e := realEntry(t)
+	e := hostEntry(t)
 	env := harnessenv.Environment(t, harnessenv.Edit{Old: "partitions: 8", New: "partitions: 16"})
 	a := Compare(SpatecFacts(spatecRecord(env), env), e.Facts, "the reference harness")
 	if a.Agrees() || len(a.Differ) != 1 || a.Differ[0].Key != FactPartitions || a.Differ[0].Spatec.Value != "16" || a.Differ[0].Other.Value != "8" {

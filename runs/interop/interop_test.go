@@ -6,11 +6,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"spatec.dev/spatec/internal/harnessenv"
 	"spatec.dev/spatec/runs/record"
 	sensorbatch "spatec.dev/spatec/workloads/sensor-batch"
 )
@@ -524,35 +526,155 @@ func TestReadSchema2ReportsEveryDamagedLineAndReadsTheRest(t *testing.T) {
 	}
 }
 
-// (e) A real record from the reference's archive, redistributed under
-// CC-BY-4.0 (see testdata/README.md), passes the rules restated in
-// CheckSchema2 and reads into an Entry. This is the check that those rules
-// are not stricter than the reference itself.
-func TestARealReferenceRecordIsAcceptedAndRead(t *testing.T) {
-	path := filepath.Join("testdata", "reference-flink-2026-07.jsonl")
+// (e) A record of the reference's host with every member schema 2 has,
+// optional ones included, as the reference writes one
+// (harnessenv.HostRecord), passes the rules restated in CheckSchema2 and
+// reads into an Entry: the figures it carries mapped, the rest named.
+func TestARecordWithEveryMemberIsAcceptedAndRead(t *testing.T) {
+	rec := harnessenv.HostRecord(t)
+	path := harnessenv.RecordFile(t, t.TempDir())
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if missing := membersMissing(t, raw); len(missing) > 0 {
+		t.Fatalf("the record lacks members of schema 2: %v", missing)
+	}
 	if !IsSchema2(raw) {
-		t.Fatal("IsSchema2 does not recognise the reference's own record")
+		t.Fatal("IsSchema2 does not recognise a schema-2 record")
 	}
 	if problems := CheckSchema2(raw); len(problems) > 0 {
-		t.Fatalf("CheckSchema2 refuses a record the reference published: %v", problems)
+		t.Fatalf("CheckSchema2 refuses a record with every member: %v", problems)
 	}
 	entries, problems := ReadSchema2(path)
 	if len(problems) > 0 || len(entries) != 1 {
 		t.Fatalf("%d entries, problems %v", len(entries), problems)
 	}
 	e := entries[0]
-	if e.Entrant != "flink" || e.Variant != "rowbinary-nt" || e.HarnessRowsPerS == nil || *e.HarnessRowsPerS != 2160790.231856222 || e.RowsPerS != nil ||
-		e.DatasetVersion != sensorbatch.DatasetVersion || e.Messages != 1_500_000 ||
-		e.CoresUsed == nil || *e.CoresUsed != 5.240895498108696 || e.PeakAnonBytes == nil || *e.PeakAnonBytes != 21995020288 {
+	if e.Entrant != rec.SUT.Entrant || e.Variant != rec.SUT.VariantID || e.ArmVersion != rec.SUT.Version ||
+		e.HarnessRowsPerS == nil || *e.HarnessRowsPerS != harnessenv.RecordRate || e.RowsPerS != nil ||
+		e.DatasetVersion != sensorbatch.DatasetVersion || e.RecordedDatasetVersion != sensorbatch.HarnessDatasetVersion || e.Messages != 1_500_000 ||
+		e.CoresUsed == nil || *e.CoresUsed != rec.Metrics["cores_used"].Value ||
+		e.PeakAnonBytes == nil || *e.PeakAnonBytes != rec.Metrics["peak_anon_bytes"].Value ||
+		e.Env != rec.Run.EnvID || e.EnvDigest != rec.Run.EnvDigest || e.InfraDigest != rec.Run.Infra.Digest ||
+		!e.EndedAt.Equal(time.UnixMilli(rec.Run.TsMs)) || e.Note != rec.Note || e.Status != "ok" {
 		t.Errorf("entry %+v", e)
 	}
-	if !slices.Contains(e.Unmapped, "metrics.gc_pause_total_us") || !slices.Contains(e.Unmapped, "sut.image") {
-		t.Errorf("Unmapped %v", e.Unmapped)
+	// The commit is named, not carried, where the version is the arm's.
+	for _, want := range []string{"metrics.throttled_us", "metrics.ch_written_rows", "sut.image", "sut.toolchain", "sut.commit", "run.commit",
+		"run.invocation_id", "run.infra.ceiling_rows_per_s", "run.infra.ceiling_bytes_per_s", "variant.wire_format", "flags.cpu_cap_throttled"} {
+		if !slices.Contains(e.Unmapped, want) {
+			t.Errorf("Unmapped lacks %s: %v", want, e.Unmapped)
+		}
 	}
+	for _, carried := range []string{"metrics.rows_per_s", "metrics.cores_used", "metrics.peak_anon_bytes", "variant.batches", "run.infra.partitions"} {
+		if slices.Contains(e.Unmapped, carried) {
+			t.Errorf("Unmapped lists %s, which is carried", carried)
+		}
+	}
+}
+
+// membersMissing lists the members of schema 2 (s2Record's, as the
+// reference declares them) that line does not hold; a member of every
+// metric ("metrics.*.ci95") is held when one metric holds it, and the
+// variant's knobs are free.
+func membersMissing(t *testing.T, line []byte) []string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(line, &m); err != nil {
+		t.Fatal(err)
+	}
+	held := map[string]bool{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		o, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		for k, v := range o {
+			if prefix == "metrics." || prefix == "variant." {
+				k = "*"
+			}
+			held[prefix+k] = true
+			walk(prefix+k+".", v)
+		}
+	}
+	walk("", m)
+	var missing []string
+	for _, p := range s2Members(reflect.TypeFor[s2Record](), "") {
+		if !held[p] {
+			missing = append(missing, p)
+		}
+	}
+	return missing
+}
+
+// s2Members are the JSON paths of typ's members, a map's elements as "*".
+func s2Members(typ reflect.Type, prefix string) []string {
+	var paths []string
+	for f := range typ.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "" || name == "-" {
+			continue
+		}
+		p := prefix + name
+		paths = append(paths, p)
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Map {
+			paths = append(paths, p+".*")
+			ft, p = ft.Elem(), p+".*"
+		}
+		if ft.Kind() == reflect.Struct {
+			paths = append(paths, s2Members(ft, p+".")...)
+		}
+	}
+	return paths
+}
+
+// Every record the reference published passes the rules restated in
+// CheckSchema2 and reads into an Entry with its rate, its arm and its
+// dataset: the check that those rules are not stricter than the reference
+// itself, on its own archive.
+func TestTheHarnessPublishedRecordsAreAcceptedAndRead(t *testing.T) {
+	dir := harnessenv.Checkout(t, "go test ./runs/interop -run TestTheHarnessPublishedRecordsAreAcceptedAndRead")
+	files, err := filepath.Glob(filepath.Join(dir, "results", "*", "*", "*.jsonl"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no results files in %s: %v", dir, err)
+	}
+	lines := 0
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for i, line := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
+			n++
+			if !IsSchema2(line) {
+				t.Errorf("%s:%d: IsSchema2 does not recognise the reference's own record", f, i+1)
+			}
+			if problems := CheckSchema2(line); len(problems) > 0 {
+				t.Errorf("%s:%d: CheckSchema2 refuses a record the reference published: %v", f, i+1, problems)
+			}
+		}
+		entries, problems := ReadSchema2(f)
+		if len(problems) > 0 || len(entries) != n {
+			t.Errorf("%s: %d entries of %d lines, problems %v", f, len(entries), n, problems)
+		}
+		arm := filepath.Base(filepath.Dir(f))
+		for _, e := range entries {
+			if e.Entrant != arm || e.Env != filepath.Base(filepath.Dir(filepath.Dir(f))) || e.Variant == "" || e.ArmVersion == "" ||
+				(e.Status == "ok" && (e.HarnessRowsPerS == nil || *e.HarnessRowsPerS <= 0 || e.CoresUsed == nil || e.PeakAnonBytes == nil)) ||
+				e.RowsPerS != nil || e.DatasetVersion != sensorbatch.DatasetVersion || e.Messages <= 0 || len(e.Unmapped) == 0 {
+				t.Errorf("%s:%d: entry %+v", f, e.Line, e)
+			}
+		}
+		lines += n
+	}
+	t.Logf("%d records of %d files accepted and read", lines, len(files))
 }
 
 // Each of validate.rs's per-record rules, and the reader's structural ones,

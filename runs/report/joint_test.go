@@ -15,15 +15,15 @@ import (
 	"spatec.dev/spatec/schema"
 )
 
-// harnessRecord files the reference harness's published record (spate,
-// its native variant, on its host: 3.55M rows/s) in a results tree where
-// its own repository files it.
+// harnessRecord files a record of the reference harness's, in its format,
+// of spate's native variant on its host at 3.55M rows/s
+// (harnessenv.HostRecord), in a results tree where the harness files it.
 func harnessRecord(t *testing.T, root string) string {
 	t.Helper()
 	return harnessenv.RecordFile(t, root)
 }
 
-// harnessRate is the published record's rate.
+// harnessRate is that record's rate.
 const harnessRate = harnessenv.RecordRate
 
 // jointOptions reads the reference harness's files as `spatec report`
@@ -65,7 +65,7 @@ func spatecOnHost(t *testing.T, root string, env *schema.Environment) {
 	)
 }
 
-// A spatec run and the reference harness's published run, of one workload
+// A spatec run and the reference harness's run, of one workload
 // and dataset in environments whose every fact both state agrees, are
 // ranked together by the rate both define, and the report says on which
 // facts, and which facts one side alone states.
@@ -82,7 +82,7 @@ func TestJointRankingWhereTheEnvironmentAgrees(t *testing.T) {
 		t.Fatalf("%d joint sections; section S1 says: %v", len(rep.Joint), rep.Sections[0].HarnessApart)
 	}
 	j := rep.Joint[0]
-	if j.ID != "J1" || j.RankedBy != record.HarnessRowsPerS || j.Joint.Section != "S1" || j.Joint.HarnessEnvDigest != "28d3432df6fc" ||
+	if j.ID != "J1" || j.RankedBy != record.HarnessRowsPerS || j.Joint.Section != "S1" || j.Joint.HarnessEnvDigest != harnessenv.EnvDigest(t) ||
 		j.Joint.HarnessProtocol != "schema2 1" || j.Joint.HarnessRuns != 1 || rep.JointRanking != JointRanking {
 		t.Errorf("joint section %+v %+v", j, j.Joint)
 	}
@@ -125,7 +125,7 @@ func TestJointRankingWhereTheEnvironmentAgrees(t *testing.T) {
 		"Ranked with the reference harness's runs: a joint section ranks spatec's runs and the reference harness's together by harness_rows_per_s",
 		"J1 · S1 ranked with the reference harness's runs · c8g-8xl-ec2-docker · workload sensor-batch · dataset sensor-batch@1c12224f4f7f · 1.50M messages",
 		"ranked by harness_rows_per_s; spatec's runs: S1",
-		"the reference harness's: 1 run (env 28d3432df6fc, protocol schema2 1)",
+		"the reference harness's: 1 run (env " + harnessenv.EnvDigest(t) + ", protocol schema2 1)",
 		"the environments agree on: environment c8g-8xl-ec2-docker; host cores 32; host memory 64 GiB; partitions 8; broker image",
 		"not compared, stated by one side alone: host architecture aarch64 (stated by the reference harness's alone",
 		"the arm's envelope CPUs 6 (stated by spatec's alone",
@@ -172,7 +172,7 @@ func TestHarnessRunsKeptApartWhereAFactDiffers(t *testing.T) {
 				t.Fatalf("problems %v, %d joint sections; want the runs apart", problems, len(rep.Joint))
 			}
 			apart := rep.Sections[0].HarnessApart
-			if len(apart) != 1 || !strings.Contains(apart[0], "not ranked with the reference harness's 1 run of c8g-8xl-ec2-docker (env 28d3432df6fc, protocol schema2 1): the environments differ: "+tc.want) {
+			if len(apart) != 1 || !strings.Contains(apart[0], "not ranked with the reference harness's 1 run of c8g-8xl-ec2-docker (env "+harnessenv.EnvDigest(t)+", protocol schema2 1): the environments differ: "+tc.want) {
 				t.Fatalf("apart %q; want %q named", apart, tc.want)
 			}
 			if strings.Count(apart[0], " vs ") != 1 {
