@@ -273,7 +273,7 @@ func source(p *schema.Plan, ref string) string {
 // writePlan prints one plan as a table a maintainer can review.
 func writePlan(w io.Writer, p *schema.Plan) {
 	e := p.Env
-	fmt.Fprintf(w, "plan %s:%s on %s (%s)\n", p.Entrant.Name, p.Variant, e.Name, e.Class)
+	fmt.Fprintf(w, "plan %s:%s on %s (%s, %s)\n", p.Entrant.Name, p.Variant, e.Name, e.Class, e.Arch.Name())
 	fmt.Fprintf(w, "digest %s\n", p.Digest())
 	if p.Entrant.Blocked != "" {
 		fmt.Fprintf(w, "BLOCKED: cannot run yet: %s\n", p.Entrant.Blocked)
@@ -365,6 +365,7 @@ func writePods(w io.Writer, p *schema.Plan) {
 // itself, and how each image it pulls is pinned, once per image.
 func writeBuilds(w io.Writer, p *schema.Plan) {
 	seen := map[string]bool{}
+	arch := p.Env.Arch.Name()
 	say := func(ref string, b *schema.Build) {
 		if seen[ref] {
 			return
@@ -380,7 +381,7 @@ func writeBuilds(w io.Writer, p *schema.Plan) {
 		seen[ref] = true
 		switch {
 		case b.Program != "":
-			fmt.Fprintf(w, "image %s: built from the Go program %s, FROM scratch%s\n", ref, b.Program, source(p, ref))
+			fmt.Fprintf(w, "image %s: built from the Go program %s for linux/%s, FROM scratch%s\n", ref, b.Program, arch, source(p, ref))
 		case b.Debian != nil:
 			adds := ""
 			switch n := len(b.Debian.Downloads); n {
@@ -398,8 +399,8 @@ func writeBuilds(w io.Writer, p *schema.Plan) {
 					adds += fmt.Sprintf(", with %s packaged from the Maven project %s", c.Maven.Jar, c.Maven.Project)
 				}
 			}
-			fmt.Fprintf(w, "image %s: built from Debian %s packages %s%s (recipe %s)%s\n",
-				ref, b.Debian.Suite, strings.Join(b.Debian.Packages, " "), adds, debimage.Digest(*b.Debian), source(p, ref))
+			fmt.Fprintf(w, "image %s: built from Debian %s packages %s for %s%s (recipe %s)%s\n",
+				ref, b.Debian.Suite, strings.Join(b.Debian.Packages, " "), arch, adds, debimage.Digest(*b.Debian, p.Env.Arch), source(p, ref))
 		case b.Layered != nil:
 			var adds []string
 			for _, d := range b.Layered.Downloads {
@@ -408,8 +409,8 @@ func writeBuilds(w io.Writer, p *schema.Plan) {
 			if n := len(b.Layered.Files); n > 0 {
 				adds = append(adds, fmt.Sprintf("%d files", n))
 			}
-			fmt.Fprintf(w, "image %s: built on %s adding %s (build %s)\n",
-				ref, b.Layered.From, strings.Join(adds, ", "), layered.Digest(*b.Layered))
+			fmt.Fprintf(w, "image %s: built on %s for %s adding %s (build %s)\n",
+				ref, b.Layered.From, arch, strings.Join(adds, ", "), layered.Digest(*b.Layered, p.Env.Arch))
 		}
 	}
 	for _, n := range p.ContainerNames() {

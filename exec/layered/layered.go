@@ -52,6 +52,10 @@ type Builder struct {
 	Progress *progress.Reporter
 	// Client fetches downloads; nil means http.DefaultClient.
 	Client *http.Client
+	// Arch is the architecture the image is for, which names it with its
+	// declaration; the base, pulled by its pin on an engine of that
+	// architecture, makes it one.
+	Arch schema.Arch
 }
 
 // Image is a layered image on the engine.
@@ -63,12 +67,16 @@ type Image struct {
 	Built bool
 }
 
-// Digest names a declaration.
-func Digest(l schema.Layered) string {
+// Digest names a declaration built for arch. The base's pin may be a
+// multi-platform index, the same on every architecture, so the
+// architecture is named with it: an image built for one is never taken for
+// another's (amd64 is left out, as it was before).
+func Digest(l schema.Layered, arch schema.Arch) string {
 	b, err := json.Marshal(struct {
 		Format  int            `json:"format"`
 		Layered schema.Layered `json:"layered"`
-	}{format, l})
+		Arch    schema.Arch    `json:"arch,omitzero"`
+	}{format, l, arch})
 	if err != nil {
 		panic(fmt.Sprintf("encoding a layered build: %v", err)) // plain data: a failure is a bug
 	}
@@ -76,11 +84,14 @@ func Digest(l schema.Layered) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+// digest names l as this builder builds it.
+func (b *Builder) digest(l schema.Layered) string { return Digest(l, b.Arch) }
+
 // Ensure makes the engine hold image ref built from l: as it is when the
 // engine has ref built from the same declaration, else built on l.From,
 // which must be on the engine already (the session pulls it by its pin).
 func (b *Builder) Ensure(ctx context.Context, ref string, l schema.Layered) (Image, error) {
-	want := Digest(l)
+	want := b.digest(l)
 	if img, ok, err := engine.Built(ctx, b.Engine.ImageDigest, ref, LabelBuild, want); err != nil || ok {
 		return Image{Ref: ref, ID: img.ID, Digest: want}, err
 	}

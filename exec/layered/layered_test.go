@@ -91,8 +91,8 @@ func TestLayeredImageOnALocalBase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !img.Built || img.Digest != Digest(decl) {
-		t.Fatalf("Ensure = %+v; want a build of %s", img, Digest(decl))
+	if !img.Built || img.Digest != Digest(decl, "") {
+		t.Fatalf("Ensure = %+v; want a build of %s", img, Digest(decl, ""))
 	}
 	// The rebuild below takes ref away from this image; remove it by id.
 	t.Cleanup(func() { _ = e.RemoveImage(context.Background(), img.ID) })
@@ -179,5 +179,24 @@ func TestLayeredCopiesOnlyWhatItAdds(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("COPY instructions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestTheArchitectureNamesTheBuild: a base pinned by a multi-platform
+// index is the same reference on every architecture, so the build is named
+// with the architecture it is for: an image built on amd64 is never taken
+// for the arm64 one, and an amd64 build keeps the name it had before
+// architectures were named.
+func TestTheArchitectureNamesTheBuild(t *testing.T) {
+	decl := schema.Layered{From: "apache/kafka@sha256:" + strings.Repeat("a", 64), Files: map[string]string{"/opt/x": "x"}}
+	if Digest(decl, schema.AMD64) != Digest(decl, "") {
+		t.Error("an amd64 build is named apart from the name it had")
+	}
+	if Digest(decl, schema.ARM64) == Digest(decl, schema.AMD64) {
+		t.Error("an arm64 build has the amd64 build's name")
+	}
+	b := &Builder{Arch: schema.ARM64}
+	if got, want := b.digest(decl), Digest(decl, schema.ARM64); got != want {
+		t.Errorf("the builder names its build %s, want %s", got, want)
 	}
 }
