@@ -16,9 +16,10 @@
 # arm64 takes: Debian's qemu-user-static and binfmt-support, which register
 # the aarch64 emulator with binfmt_misc (mounted first when it is not), so
 # that mmdebstrap can run the arm64 packages' scripts and the engine the
-# arm64 images; arch-test, mmdebstrap's check of that; gcc-aarch64-linux-gnu,
-# the spate crate's linker and C compiler; Rust's aarch64 standard library
-# for the toolchain the crate pins.
+# arm64 images; arch-test, mmdebstrap's check of that; gcc-aarch64-linux-gnu
+# and g++-aarch64-linux-gnu, the spate crate's linker and the compilers of
+# the C and C++ it builds (librdkafka); Rust's aarch64 standard library for
+# the toolchain the crate pins.
 #
 #   bash bench/aarch64.sh [env]      (default c8g-8xl-ec2-docker)
 set -euo pipefail
@@ -34,6 +35,7 @@ if [ "$(uname -m)" != aarch64 ]; then
   command -v update-binfmts >/dev/null 2>&1 || need+=(binfmt-support)
   command -v arch-test >/dev/null 2>&1 || need+=(arch-test)
   command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-aarch64-linux-gnu)
+  command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 || need+=(g++-aarch64-linux-gnu)
   if [ ${#need[@]} -gt 0 ]; then
     log "installing ${need[*]}"
     export DEBIAN_FRONTEND=noninteractive

@@ -273,18 +273,23 @@ func (t *Tree) cross(ctx context.Context, c schema.Compile, dir string) (crossTa
 		return crossTarget{}, fmt.Errorf("%s for %s on this %s host needs Rust's standard library for %s, which its toolchain (%s) lacks: rustup target add %s, in %s",
 			describe(c), arch, runtime.GOARCH, ct.triple, sysroot, ct.triple, dir)
 	}
-	if _, err := exec.LookPath(ct.gnu + "-gcc"); err != nil {
-		return crossTarget{}, fmt.Errorf("%s for %s on this %s host links with %s-gcc, which is not installed: apt-get install gcc-%s",
-			describe(c), arch, runtime.GOARCH, ct.gnu, strings.ReplaceAll(ct.gnu, "_", "-"))
+	// A crate that builds a C or C++ library (librdkafka, under spate's
+	// Kafka connector, builds both) builds it with these.
+	for _, tool := range []string{"gcc", "g++"} {
+		if _, err := exec.LookPath(ct.gnu + "-" + tool); err != nil {
+			return crossTarget{}, fmt.Errorf("%s for %s on this %s host is linked, and its C and C++ compiled, by Debian's cross compilers, and %s-%s is not installed: apt-get install gcc-%s g++-%[6]s",
+				describe(c), arch, runtime.GOARCH, ct.gnu, tool, strings.ReplaceAll(ct.gnu, "_", "-"))
+		}
 	}
 	return ct, nil
 }
 
 // cargoBuild is the cargo command line that builds the binary bin, and the
 // environment it adds: for a cross target, the target, and Debian's cross
-// gcc as the target's linker and as the C compiler of the crates that
-// build C (cc-rs reads CC_<triple>; librdkafka's configure script reads
-// CC and AR), the host's own compiler kept for what runs on the host.
+// gcc as the target's linker and, with its g++ and ar, as the compilers of
+// the crates that build C or C++ (cc-rs reads CC_<triple>; librdkafka's
+// configure script reads CC, CXX and AR), the host's own compilers kept
+// for what runs on the host.
 func cargoBuild(bin string, cross crossTarget) (args, env []string) {
 	args = []string{"build", "--release", "--locked", "--bin", bin}
 	if cross.triple == "" {
@@ -298,6 +303,7 @@ func cargoBuild(bin string, cross crossTarget) (args, env []string) {
 		"CXX_" + under + "=" + cross.gnu + "-g++",
 		"AR_" + under + "=" + ar,
 		"CC=" + gcc,
+		"CXX=" + cross.gnu + "-g++",
 		"AR=" + ar,
 		"HOST_CC=cc",
 		"HOST_CXX=c++",
