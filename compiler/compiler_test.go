@@ -128,6 +128,44 @@ func TestC1WorkedExamples(t *testing.T) {
 	}
 }
 
+// TestReserveHoldsTheControlPlane: on the harness's host, the reserve the
+// envelope is derived with (C1) holds Flink's JobManager, as the harness
+// runs it: the host's 32 cores are counted once, the JobManager inside the
+// 7 held back, and the plan says so.
+func TestReserveHoldsTheControlPlane(t *testing.T) {
+	const gib = 1 << 30
+	tr := loadTree(t, os.DirFS(".."))
+	p, problems := tr.Resolve("c8g-8xl-ec2-docker", "flink", "")
+	if len(problems) > 0 {
+		t.Fatal(joinProblems(problems))
+	}
+	if e := p.Env.Envelope; e.CPUs != 6 || e.Memory != 24*gib {
+		t.Errorf("envelope %+v, want 6 CPUs and 24 GiB", e)
+	}
+	if jm := p.Entrant.Containers["jm"]; jm.Role != "control-plane" || jm.CPUs != 1 || jm.Memory != 2*gib {
+		t.Errorf("JobManager %+v, want a control plane of 1 CPU and 2 GiB", jm)
+	}
+	if b := p.Budget.CPUs; !b.ControlPlaneInReserve || b.Used != 32 || b.Left != 0 {
+		t.Errorf("CPU budget %+v, want the reserve holding the control plane, 32 of 32 cores used", b)
+	}
+	for cpus, want := range map[bool]string{
+		true:  "3 + 16 + 6 + 7 (reserve, holding the control plane's 1) leaves 0 of 32 cores, and the reserve 6, for the driver, sampler and OS",
+		false: "8 GiB + 16 GiB + 24 GiB + 8 GiB (reserve, holding the control plane's 2 GiB) leaves 8 GiB of 64 GiB, and the reserve 6 GiB, for the driver, sampler and OS",
+	} {
+		if got := p.BudgetSummary(cpus); got != want {
+			t.Errorf("budget %q, want %q", got, want)
+		}
+	}
+	// An arm with no control plane leaves the reserve whole.
+	v, problems := tr.Resolve("c8g-8xl-ec2-docker", "vector", "")
+	if len(problems) > 0 {
+		t.Fatal(joinProblems(problems))
+	}
+	if got, want := v.BudgetSummary(true), "3 + 16 + 6 + 7 (reserve) leaves 0 of 32 cores for the driver, sampler and OS"; got != want {
+		t.Errorf("budget %q, want %q", got, want)
+	}
+}
+
 // TestDigestDetectsEdits checks that a document whose content changed after
 // review fails its check.
 func TestDigestDetectsEdits(t *testing.T) {

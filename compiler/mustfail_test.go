@@ -42,6 +42,7 @@ const (
 	spateFile   = "entrants/spate/spate.cue"
 	benchFile   = "envs/bench-96c/env.cue"
 	retFile     = "envs/retired-32c/env.cue"
+	c8gFile     = "envs/c8g-8xl-ec2-docker/env.cue"
 
 	localFile           = "envs/local/env.cue"
 	k8sFile             = "envs/k8s-single/env.cue"
@@ -93,10 +94,10 @@ var mustFails = []mustFail{
 		message: "flink:default on bench-96c: data-plane container tm has 64 GiB of memory; the envelope of bench-96c is 96 GiB"},
 	// C4: the host budget.
 	{name: "C4 host budget overflow", file: flinkFile,
-		old: `supports: ["local-containers", "bench-96c"]`, new: `supports: ["local-containers", "bench-96c", "retired-32c"]`,
+		old: `supports: ["local-containers", "bench-96c", "c8g-8xl-ec2-docker"]`, new: `supports: ["local-containers", "bench-96c", "c8g-8xl-ec2-docker", "retired-32c"]`,
 		env: "retired-32c", entrant: "flink", rule: "C4",
 		message: "flink:default on retired-32c: infra 19 + envelope 6 + control plane 1 + reserve 7 = 33 exceeds the host's 32 (cpus)",
-		cueEdit: [3]string{"entrants/flink/plans.cue", `"bench-96c":        bench96c.env`, `"bench-96c":        bench96c.env
+		cueEdit: [3]string{"entrants/flink/plans.cue", `"bench-96c":          bench96c.env`, `"bench-96c":          bench96c.env
 		"retired-32c": retired32c.env`},
 		// What the entrant adds on top tipped it over.
 		line: "cpus:    env.controlPlane.cpus"},
@@ -104,6 +105,23 @@ var mustFails = []mustFail{
 		old: "memory:  env.controlPlane.memory", new: "memory:  200 * schema.GiB",
 		env: "bench-96c", entrant: "flink", rule: "C4",
 		message: "flink:default on bench-96c: infra 40 GiB + envelope 96 GiB + control plane 200 GiB + reserve 0 GiB = 336 GiB exceeds the host's 192 GiB (memory)"},
+	// A reserve that holds the control plane holds all of it, and keeps
+	// the driver's floor beside it.
+	{name: "C4 control plane larger than the reserve it runs in", file: c8gFile,
+		old: "controlPlane: {\n\t\tcpus:   1\n", new: "controlPlane: {\n\t\tcpus:   8\n",
+		env: "c8g-8xl-ec2-docker", entrant: "flink", rule: "C4", line: "cpus:   8",
+		message: "flink:default on c8g-8xl-ec2-docker: its control plane, 8 CPUs, runs inside the reserve (reserve.holdsControlPlane), which holds 7 CPUs; lower controlPlane.cpus in c8g-8xl-ec2-docker to at most 6.95 CPUs, which leaves the 0.05 CPU spatec's driver and sampler need beside it (#DriverFloor)",
+		notIn:   "exceeds the host's", fix: [2]string{"cpus:   8", "cpus:   6.95"}},
+	{name: "C4 control plane's memory larger than the reserve it runs in", file: c8gFile,
+		old: "memory: 2 * GiB", new: "memory: 10 * GiB",
+		env: "c8g-8xl-ec2-docker", entrant: "flink", rule: "C4",
+		message: "flink:default on c8g-8xl-ec2-docker: its control plane, 10 GiB of memory, runs inside the reserve (reserve.holdsControlPlane), which holds 8 GiB of memory; lower controlPlane.memory in c8g-8xl-ec2-docker to at most 8 GiB of memory",
+		fix:     [2]string{"memory: 10 * GiB", "memory: 8 * GiB"}},
+	{name: "C4 a reserve that keeps less than the driver's floor beside its control plane", file: c8gFile,
+		old: "controlPlane: {\n\t\tcpus:   1\n", new: "controlPlane: {\n\t\tcpus:   7\n",
+		env: "c8g-8xl-ec2-docker", entrant: "flink", rule: "C4", line: "cpus:   7",
+		message: "flink:default on c8g-8xl-ec2-docker: the reserve of 7 holds the control plane's 7 (reserve.holdsControlPlane) and keeps 0 beside it, and the caps leave 0 of the host's 32 cores, less than the 0.05 CPU spatec's driver and sampler need (#DriverFloor); lower controlPlane.cpus in c8g-8xl-ec2-docker to at most 6.95",
+		fix:     [2]string{"cpus:   7", "cpus:   6.95"}},
 	{name: "C1 with a reserve", file: retFile,
 		old: "cores:  32", new: "cores:  24",
 		env: "retired-32c", entrant: "vector", rule: "C1",
@@ -277,9 +295,9 @@ var mustFails = []mustFail{
 		line:    `run:      "external"`},
 	// supports names only environments of the tree.
 	{name: "supports: unknown environment", file: vectorFile,
-		old: `supports: ["bench-96c", "retired-32c"]`, new: `supports: ["bench96c", "retired-32c"]`,
+		old: `supports: ["bench-96c", "retired-32c", "c8g-8xl-ec2-docker"]`, new: `supports: ["bench96c", "retired-32c", "c8g-8xl-ec2-docker"]`,
 		env: "", entrant: "vector", rule: "supports",
-		message: `vector: supports names "bench96c", which is not an environment of the tree`, line: `supports: ["bench96c", "retired-32c"]`},
+		message: `vector: supports names "bench96c", which is not an environment of the tree`, line: `supports: ["bench96c", "retired-32c", "c8g-8xl-ec2-docker"]`},
 	// C15: closed files, integer bytes, two decimals.
 	{name: "C15 container build made two ways", file: referenceFile,
 		old: `build: program: "./cmd/spatec-reference"`,
@@ -642,7 +660,7 @@ func TestSameProblemInSeveralPlansOnce(t *testing.T) {
 		problems = append(problems, tr.Check(id.Env, id.Entrant, id.Variant)...)
 	}
 	problems = Dedupe(problems)
-	want := fmt.Sprintf(`%s:%d: C15: vector (default, json-each-row, small-batch) on bench-96c, retired-32c: unknown field "threads"`, vectorFile, lineOf(t, src, "threads: 4"))
+	want := fmt.Sprintf(`%s:%d: C15: vector (default, json-each-row, small-batch) on bench-96c, c8g-8xl-ec2-docker, retired-32c: unknown field "threads"`, vectorFile, lineOf(t, src, "threads: 4"))
 	if len(problems) != 1 || !strings.HasPrefix(problems[0].String(), want) {
 		t.Fatalf("want one problem starting %q; got:\n%s", want, joinProblems(problems))
 	}

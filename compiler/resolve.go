@@ -176,8 +176,9 @@ func (t *Tree) decode(pv cue.Value, envName, variant string) (*schema.Plan, erro
 			return nil, err
 		}
 	}
-	// The budget is fourteen numbers: read one by one, they cost a third of
-	// what decoding the struct does, which orders its fields first.
+	// The budget is fourteen numbers and two flags: read one by one, they
+	// cost a third of what decoding the struct does, which orders its
+	// fields first.
 	budget := pv.LookupPath(cue.ParsePath("budget"))
 	for _, line := range []struct {
 		name string
@@ -194,6 +195,11 @@ func (t *Tree) decode(pv cue.Value, envName, variant string) (*schema.Plan, erro
 			}
 			*f.into = v
 		}
+		v, err := budget.LookupPath(cue.MakePath(cue.Str(line.name), cue.Str("controlPlaneInReserve"))).Bool()
+		if err != nil {
+			return nil, fmt.Errorf("reading budget.%s.controlPlaneInReserve: %w", line.name, err)
+		}
+		line.into.ControlPlaneInReserve = v
 	}
 	return &plan, nil
 }

@@ -23,7 +23,7 @@ func TestTreeBuildsAsOnePackage(t *testing.T) {
 	}
 	fsys = realTree(t)
 	src := string(fsys[vectorFile].Data)
-	fsys[vectorFile] = &fstest.MapFile{Data: []byte(strings.Replace(src, `supports: ["bench-96c", "retired-32c"]`, `supports: "bench-96c"`, 1))}
+	fsys[vectorFile] = &fstest.MapFile{Data: []byte(strings.Replace(src, `supports: ["bench-96c", "retired-32c", "c8g-8xl-ec2-docker"]`, `supports: "bench-96c"`, 1))}
 	tr := loadTree(t, fsys)
 	if tr.plans.Exists() {
 		t.Fatal("a tree whose plans cannot be enumerated must be built apart")

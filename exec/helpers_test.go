@@ -109,7 +109,7 @@ func testEnv(brokerAddr, chAddr, database string) schema.Environment {
 		Description: "executor tests: embedded broker, host ClickHouse",
 		Host:        schema.Host{Cores: 2, Memory: 24 << 30},
 		Partitions:  testPartitions,
-		Reserve:     schema.Resources{CPUs: 0.5, Memory: 4 << 30},
+		Reserve:     schema.Reserve{CPUs: 0.5, Memory: 4 << 30},
 		Infra: schema.Infra{
 			Broker: schema.Service{
 				Run: "embedded", Name: "spatec-kfake", CPUs: 0.5, Memory: 1 << 30, MemorySwap: 1 << 30,

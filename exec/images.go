@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,7 +46,7 @@ func (s *Session) ensureImage(ctx context.Context, ref, digest string, build *sc
 	if img, ok := s.images[ref]; ok {
 		if !reflect.DeepEqual(img.build, build) {
 			return image{}, refusef("image %s is declared twice, built two ways (%s and %s); give each build its own image reference",
-				ref, describeBuild(img.build), describeBuild(build))
+				ref, describeBuild(img.build, s.env.Arch), describeBuild(build, s.env.Arch))
 		}
 		return img, nil
 	}
@@ -59,7 +60,7 @@ func (s *Session) ensureImage(ctx context.Context, ref, digest string, build *sc
 		}
 		img.ref = pinned
 	case build.Program != "":
-		if err := r.buildProgram(ctx, ref, build.Program); err != nil {
+		if err := BuildProgram(ctx, r.Engine, r.SourceDir, ref, build.Program, s.env.Arch); err != nil {
 			return image{}, err
 		}
 	case build.Layered != nil:
@@ -77,7 +78,7 @@ func (s *Session) ensureImage(ctx context.Context, ref, digest string, build *sc
 		if len(missing) > 0 {
 			return image{}, &Refusal{artefact.Refusal(s.env.Name, missing)}
 		}
-		b := &layered.Builder{Engine: r.Engine, CacheDir: r.cache("downloads"), Progress: r.Progress}
+		b := &layered.Builder{Engine: r.Engine, CacheDir: r.cache("downloads"), Progress: r.Progress, Arch: s.env.Arch}
 		built, err := b.Ensure(ctx, ref, pinned)
 		if err != nil {
 			return image{}, err
@@ -92,9 +93,9 @@ func (s *Session) ensureImage(ctx context.Context, ref, digest string, build *sc
 		if recipe.Downloads, missing = artefact.PinDownloads(recipe.Downloads, &s.env); len(missing) > 0 {
 			return image{}, &Refusal{artefact.Refusal(s.env.Name, missing)}
 		}
-		b := &debimage.Builder{Engine: r.Engine, CacheDir: r.cache("rootfs"), Progress: r.Progress,
+		b := &debimage.Builder{Engine: r.Engine, CacheDir: r.cache("rootfs"), Progress: r.Progress, Arch: s.env.Arch,
 			Downloads: &artefact.Fetcher{CacheDir: r.cache("downloads"), Progress: r.Progress},
-			Compiler:  &compile.Tree{Dir: r.SourceDir, CacheDir: r.cache("compile"), Progress: r.Progress}}
+			Compiler:  &compile.Tree{Dir: r.SourceDir, CacheDir: r.cache("compile"), Progress: r.Progress, Arch: s.env.Arch}}
 		built, err := b.Ensure(ctx, ref, recipe)
 		if err != nil {
 			return image{}, err
@@ -112,9 +113,26 @@ func (s *Session) ensureImage(ctx context.Context, ref, digest string, build *sc
 		}
 		return image{}, err
 	}
+	// Whatever made it, an image for another architecture would not run
+	// here, or would run emulated and be measured so.
+	if got := string(schema.ArchOf(found.Architecture)); found.Architecture != "" && got != s.env.Arch.Name() {
+		return image{}, refusef("image %s is for %s (its config says %s), and %s runs %s images: %s",
+			img.ref, cmp.Or(got, "another architecture"), found.Architecture, s.env.Name, s.env.Arch.Name(), archFix(build))
+	}
 	img.id = found.ID
 	s.images[ref] = img
 	return img, nil
+}
+
+// archFix says how to get an image for the environment's architecture.
+func archFix(b *schema.Build) string {
+	if b == nil {
+		return "pin a digest that serves that architecture (a multi-platform index, which the engine resolves to its own), or remove the image so that it is pulled again"
+	}
+	if b.Layered != nil {
+		return "its base " + b.Layered.From + " is for another architecture: remove it, so that it is pulled again by its pin on this engine"
+	}
+	return "remove the image, and spatec builds it again"
 }
 
 // checkSources refuses a plan whose images spatec builds from the tree are
@@ -220,42 +238,50 @@ func (s *Session) present(ctx context.Context, ref, digest string) (string, erro
 	return pinned, nil
 }
 
-// buildProgram builds a program of this module into the image ref.
-func (r *Runner) buildProgram(ctx context.Context, ref, program string) error {
-	return BuildProgram(ctx, r.Engine, r.SourceDir, ref, program)
-}
-
 // BuildProgram compiles a Go program of the module checked out at src
-// statically and builds it into a FROM scratch image tagged ref on e, so
-// that it needs no registry.
-func BuildProgram(ctx context.Context, e engine.Engine, src, ref, program string) error {
-	if src == "" {
-		return fmt.Errorf("image %s is built from %s, which needs a spatec checkout: run spatec from one", ref, program)
-	}
+// statically for Linux on arch and builds it into a FROM scratch image
+// tagged ref on e, declared for arch, so that it needs no registry.
+func BuildProgram(ctx context.Context, e engine.Engine, src, ref, program string, arch schema.Arch) error {
 	dir, err := os.MkdirTemp("", "spatec-build-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	name := path.Base(program)
-	bin := filepath.Join(dir, name)
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, program)
-	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building %s for image %s: %w\n%s", program, ref, err, out)
+	bin, err := CompileProgram(ctx, src, program, dir, arch)
+	if err != nil {
+		return fmt.Errorf("image %s: %w", ref, err)
 	}
 	b, err := os.ReadFile(bin)
 	if err != nil {
 		return err
 	}
+	name := filepath.Base(bin)
 	_, err = e.BuildScratchImage(ctx, engine.ScratchImage{
 		Tag:        ref,
 		Files:      map[string][]byte{name: b},
 		Entrypoint: []string{"/" + name},
 		Labels:     map[string]string{"dev.spatec.program": program},
+		Arch:       arch.Name(),
 	})
 	return err
+}
+
+// CompileProgram compiles a Go program of the module checked out at src,
+// statically (no cgo), for Linux on arch, into dir, and returns the
+// binary's path. Go cross-compiles by itself: any host builds for any
+// architecture.
+func CompileProgram(ctx context.Context, src, program, dir string, arch schema.Arch) (string, error) {
+	if src == "" {
+		return "", fmt.Errorf("%s is built from this module, which needs a spatec checkout: run spatec from one", program)
+	}
+	bin := filepath.Join(dir, path.Base(program))
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, program)
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch.Name())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building %s for linux/%s: %w\n%s", program, arch.Name(), err, out)
+	}
+	return bin, nil
 }
 
 // cache is the directory of the runner's cache for one kind of thing, or ""
@@ -267,17 +293,17 @@ func (r *Runner) cache(kind string) string {
 	return filepath.Join(r.CacheDir, kind)
 }
 
-// describeBuild says in a few words how an image is made.
-func describeBuild(b *schema.Build) string {
+// describeBuild says in a few words how an image is made for arch.
+func describeBuild(b *schema.Build, arch schema.Arch) string {
 	switch {
 	case b == nil:
 		return "present on the engine"
 	case b.Program != "":
 		return "from the program " + b.Program
 	case b.Debian != nil:
-		return "from Debian recipe " + debimage.Digest(*b.Debian)
+		return "from Debian recipe " + debimage.Digest(*b.Debian, arch)
 	case b.Layered != nil:
-		return "on " + b.Layered.From + ", build " + layered.Digest(layered.Pinned{Layered: *b.Layered})
+		return "on " + b.Layered.From + ", build " + layered.Digest(layered.Pinned{Layered: *b.Layered}, arch)
 	}
 	return "from an empty build"
 }

@@ -2,11 +2,14 @@ package exec
 
 import (
 	"context"
+	"debug/elf"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 
 	"spatec.dev/spatec/exec/burn/burntest"
+	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/internal/testregistry"
 	"spatec.dev/spatec/schema"
 )
@@ -139,5 +142,64 @@ func TestUnpinnedArtefactsAreRefused(t *testing.T) {
 	env.Closures = map[string][]schema.ClosureJar{maven.Artifact: {{URL: "https://repo.example.org/maven/org/example/plugin/1.0/plugin-1.0.jar", SHA256: strings.Repeat("d", 64)}}}
 	if err := CheckPinned(env, []*schema.Plan{plan}); err != nil {
 		t.Errorf("with the environment's pins: %v", err)
+	}
+}
+
+// TestProgramIsBuiltForTheEnvironmentsArchitecture: a Go program image
+// holds a binary for the environment's architecture, whatever the host's:
+// the reference arm built for arm64 here is an aarch64 ELF (and for
+// amd64 an x86-64 one, on an arm64 host).
+func TestProgramIsBuiltForTheEnvironmentsArchitecture(t *testing.T) {
+	other, machine := schema.ARM64, elf.EM_AARCH64
+	if runtime.GOARCH == string(schema.ARM64) {
+		other, machine = schema.AMD64, elf.EM_X86_64
+	}
+	bin, err := CompileProgram(context.Background(), repoRoot(t), "./cmd/spatec-reference", t.TempDir(), other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if f.Machine != machine || f.Class != elf.ELFCLASS64 {
+		t.Errorf("the program built for %s is a %v %v binary, want %v", other, f.Class, f.Machine, machine)
+	}
+	// Static, as a FROM scratch image needs: no interpreter to load it.
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Error("the program asks for a dynamic loader; a FROM scratch image has none")
+		}
+	}
+}
+
+// TestAnotherArchitectureIsRefused: an environment runs only on an engine
+// of its architecture, as Docker (the kernel's names) or Kubernetes (Go's)
+// reports it; any other, or none, is refused with what to do.
+func TestAnotherArchitectureIsRefused(t *testing.T) {
+	arm := schema.Environment{Name: "c8g", Arch: schema.ARM64}
+	amd := schema.Environment{Name: "bench"}
+	for _, ok := range []struct {
+		env  schema.Environment
+		host string
+	}{{arm, "aarch64"}, {arm, "arm64"}, {amd, "x86_64"}, {amd, "amd64"}} {
+		if err := checkArch(ok.env, engine.HostInfo{Architecture: ok.host}); err != nil {
+			t.Errorf("%s (%s) on an engine reporting %s: %v", ok.env.Name, ok.env.Arch.Name(), ok.host, err)
+		}
+	}
+	for _, no := range []struct {
+		env        schema.Environment
+		host, want string
+	}{
+		{arm, "x86_64", "c8g is an arm64 environment (its arch), and the engine reports architecture x86_64: what spatec builds for it would not run on this host, or would run emulated and be measured so; run it on an arm64 host"},
+		{amd, "aarch64", "bench is an amd64 environment (its arch), and the engine reports architecture aarch64"},
+		{amd, "", "bench is an amd64 environment (its arch), and the engine reports no architecture"},
+	} {
+		err := checkArch(no.env, engine.HostInfo{Architecture: no.host})
+		var ref *Refusal
+		if !errors.As(err, &ref) || !strings.HasPrefix(err.Error(), no.want) {
+			t.Errorf("%s on an engine reporting %q: %v; want a refusal saying %q", no.env.Name, no.host, err, no.want)
+		}
 	}
 }

@@ -82,7 +82,8 @@ type infraContainer struct {
 	node string
 }
 
-// Open reads the host facts and, unless bare is set, brings up the
+// Open reads the host facts, refusing an environment of another
+// architecture than the engine's, and, unless bare is set, brings up the
 // environment's infrastructure. A bare session has none: it serves only
 // hold runs of arms that need no broker or ClickHouse (spatec's own tests
 // of caps and measurement).
@@ -99,11 +100,20 @@ func (r *Runner) Open(ctx context.Context, env schema.Environment, bare bool, pl
 	if err := CheckPinned(env, plans); err != nil {
 		return nil, err
 	}
+	// A plan for another architecture is refused before it takes
+	// anything, the host's lock included.
+	host, err := r.Engine.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the engine's host facts: %w", err)
+	}
+	if err := checkArch(env, host); err != nil {
+		return nil, err
+	}
 	id, err := record.NewRunID()
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{runner: r, env: env, id: id, infraCgroups: map[string]map[string]string{},
+	s := &Session{runner: r, env: env, id: id, host: host, infraCgroups: map[string]map[string]string{},
 		images: map[string]image{}, hostAddrs: map[string]string{}, infraExits: make(chan exitEvent, 3),
 		tables: map[string]string{}, expected: map[string]expectation{}}
 	s.watching, s.stopWatch = context.WithCancel(context.WithoutCancel(ctx))
@@ -121,8 +131,8 @@ func (r *Runner) Open(ctx context.Context, env schema.Environment, bare bool, pl
 	return s, nil
 }
 
-// open reads the host facts, makes sure of every image (the
-// infrastructure's and the plans' arms'), and brings the infrastructure up.
+// open makes sure of every image (the infrastructure's and the plans'
+// arms'), and brings the infrastructure up.
 func (s *Session) open(ctx context.Context, bare bool, plans []*schema.Plan) error {
 	r := s.runner
 	var err error
@@ -131,9 +141,6 @@ func (s *Session) open(ctx context.Context, bare bool, plans []*schema.Plan) err
 			return err
 		}
 		s.stopCgroups = st.Stop
-	}
-	if s.host, err = r.Engine.Info(ctx); err != nil {
-		return fmt.Errorf("reading the engine's host facts: %w", err)
 	}
 	if s.mode, err = r.Cgroups.Mode(ctx); err != nil {
 		return fmt.Errorf("reading the cgroup mode: %w", err)
@@ -322,3 +329,21 @@ func (s *Session) Broker() *broker.Client { return s.broker }
 // RegistryURL is the base of the session's schema registry's Confluent
 // API, as spatec reaches it.
 func (s *Session) RegistryURL() (string, error) { return s.registryURL() }
+
+// checkArch refuses an environment declared for another architecture than
+// the engine's, before anything is built or started: its images are built
+// for the environment's (C16), and would not run on this host, or would
+// run emulated and be measured so.
+func checkArch(env schema.Environment, host engine.HostInfo) error {
+	want := env.Arch.Name()
+	got := string(schema.ArchOf(host.Architecture))
+	if got == want {
+		return nil
+	}
+	reported := "no architecture"
+	if host.Architecture != "" {
+		reported = "architecture " + host.Architecture
+	}
+	return refusef("%s is an %s environment (its arch), and the engine reports %s: what spatec builds for it would not run on this host, or would run emulated and be measured so; run it on an %s host, or plan the arm for an environment of this host's architecture",
+		env.Name, want, reported, want)
+}

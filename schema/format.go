@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -27,7 +28,10 @@ func FormatBytes(n int64) string {
 // BudgetSummary spells out the C4 host arithmetic for CPUs or memory, e.g.
 // "3 + 32 + 32 leaves 29 of 96 cores for the driver, sampler and OS":
 // broker, ClickHouse, any registry of its own, envelope, then any control
-// plane and reserve.
+// plane and reserve. A control plane inside the reserve is said there,
+// with what the reserve keeps beside it: "3 + 16 + 6 + 7 (reserve, holding
+// the control plane's 1) leaves 0 of 32 cores, and the reserve 6, for the
+// driver, sampler and OS".
 func (p *Plan) BudgetSummary(cpus bool) string {
 	b := p.Budget.Memory
 	f := func(v float64) string { return FormatBytes(int64(v)) }
@@ -43,6 +47,16 @@ func (p *Plan) BudgetSummary(cpus bool) string {
 		terms = append(terms, f(of(ks.Service)))
 	}
 	terms = append(terms, f(b.Envelope))
+	if b.ControlPlaneInReserve && b.ControlPlane > 0 {
+		terms = append(terms, fmt.Sprintf("%s (reserve, holding the control plane's %s)", f(b.Reserve), f(b.ControlPlane)))
+		// CPUs come in hundredths (C15): the difference is one too.
+		rest := math.Round((b.Reserve-b.ControlPlane)*100) / 100
+		if !cpus {
+			rest = b.Reserve - b.ControlPlane
+		}
+		return fmt.Sprintf("%s leaves %s of %s%s, and the reserve %s, for the driver, sampler and OS",
+			strings.Join(terms, " + "), f(b.Left), f(b.Host), unit, f(rest))
+	}
 	if b.ControlPlane > 0 {
 		terms = append(terms, f(b.ControlPlane)+" (control plane)")
 	}

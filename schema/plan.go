@@ -40,12 +40,15 @@ type Plan struct {
 
 // Environment is a resolved #Environment.
 type Environment struct {
-	Name        string    `json:"name"`
-	Class       string    `json:"class"`
-	Description string    `json:"description"`
-	Host        Host      `json:"host"`
-	Partitions  int       `json:"partitions"`
-	Reserve     Resources `json:"reserve"`
+	Name        string `json:"name"`
+	Class       string `json:"class"`
+	Description string `json:"description"`
+	Host        Host   `json:"host"`
+	// Arch is the host's architecture, which every image spatec builds
+	// for the environment is built for.
+	Arch       Arch    `json:"arch,omitzero"`
+	Partitions int     `json:"partitions"`
+	Reserve    Reserve `json:"reserve"`
 	// ControlPlane is the largest control-plane container allowed (C2).
 	ControlPlane Resources           `json:"controlPlane"`
 	Infra        Infra               `json:"infra"`
@@ -86,6 +89,55 @@ type Host struct {
 type Resources struct {
 	CPUs   float64 `json:"cpus"`
 	Memory int64   `json:"memory"`
+}
+
+// Reserve is what an environment holds back for the driver, the sampler
+// and the OS (C4).
+type Reserve struct {
+	CPUs   float64 `json:"cpus"`
+	Memory int64   `json:"memory"`
+	// HoldsControlPlane says an entrant's control plane runs inside the
+	// reserve rather than on top of the envelope. Left out when false, as
+	// every environment was before a reserve could hold one, so that
+	// their digests stay what they were.
+	HoldsControlPlane bool `json:"holdsControlPlane,omitempty"`
+}
+
+// Arch is an architecture as Go and Docker's platforms name it: "amd64",
+// "arm64".
+type Arch string
+
+// The architectures an environment may have (#Environment.arch).
+const (
+	AMD64 Arch = "amd64"
+	ARM64 Arch = "arm64"
+)
+
+// Name is the architecture's name; an empty Arch is amd64, what every
+// environment ran on before environments said.
+func (a Arch) Name() string {
+	if a == "" {
+		return string(AMD64)
+	}
+	return string(a)
+}
+
+// IsZero tells JSON (omitzero) to leave amd64 out: a plan, an environment
+// or a build on amd64 is written as it was before architectures were
+// declared, and its digest stays what it was.
+func (a Arch) IsZero() bool { return a.Name() == string(AMD64) }
+
+// ArchOf names the architecture a kernel or an engine reports ("x86_64",
+// "aarch64", as uname and Docker's Info say it; "amd64", "arm64", as Go and
+// Kubernetes do); "" when it is none spatec builds for.
+func ArchOf(machine string) Arch {
+	switch machine {
+	case "x86_64", "amd64":
+		return AMD64
+	case "aarch64", "arm64":
+		return ARM64
+	}
+	return ""
 }
 
 // Infra is the shared infrastructure of an environment (C11).
@@ -514,9 +566,12 @@ type BudgetLine struct {
 	Envelope     float64 `json:"envelope"`
 	ControlPlane float64 `json:"controlPlane"`
 	Reserve      float64 `json:"reserve"`
-	Host         float64 `json:"host"`
-	Used         float64 `json:"used"`
-	Left         float64 `json:"left"`
+	// ControlPlaneInReserve says the control plane runs inside the
+	// reserve, which is then counted once, as the larger of the two.
+	ControlPlaneInReserve bool    `json:"controlPlaneInReserve,omitempty"`
+	Host                  float64 `json:"host"`
+	Used                  float64 `json:"used"`
+	Left                  float64 `json:"left"`
 }
 
 // Table is the plan's table, qualified with the environment's database.

@@ -88,7 +88,7 @@ func onKubernetes(ctx context.Context, r *exec.Runner, b kube.Builder, env schem
 	p := kube.NewProbes(e, cfg, kube.ProbeSpec{Image: probeImage,
 		Labels: map[string]string{exec.LabelRun: id, exec.LabelRole: "probe", exec.LabelProcess: self}}, nodes)
 	r.Progress.Printf("building spatec's probe for nodes %s", strings.Join(p.Nodes(), ", "))
-	if err := exec.BuildProgram(ctx, e, r.SourceDir, probeImage, kube.ProbeProgram); err != nil {
+	if err := exec.BuildProgram(ctx, e, r.SourceDir, probeImage, kube.ProbeProgram, env.Arch); err != nil {
 		return fmt.Errorf("building spatec's probe: %w", err)
 	}
 	e.Files = p.ReadFile

@@ -12,6 +12,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -56,9 +57,9 @@ func TestPlanSaysHowImagesAreBuilt(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{
-		"image spatec-clickhouse:18.16.1: built from Debian bookworm packages clickhouse-server=18.16.1+ds-7.3+b2 clickhouse-client=18.16.1+ds-7.3+b2 tzdata (recipe sha256:",
-		"image spatec-kafka:4.4.0: built from Debian trixie packages openjdk-21-jre-headless and 47 checked downloads (recipe sha256:",
-		"image spatec-apicurio:3.3.3: built from Debian trixie packages openjdk-21-jre-headless and 1 checked download (recipe sha256:",
+		"image spatec-clickhouse:18.16.1: built from Debian bookworm packages clickhouse-server=18.16.1+ds-7.3+b2 clickhouse-client=18.16.1+ds-7.3+b2 tzdata for amd64 (recipe sha256:",
+		"image spatec-kafka:4.4.0: built from Debian trixie packages openjdk-21-jre-headless for amd64 and 47 checked downloads (recipe sha256:",
+		"image spatec-apicurio:3.3.3: built from Debian trixie packages openjdk-21-jre-headless for amd64 and 1 checked download (recipe sha256:",
 	} {
 		if strings.Count(out, want) != 1 {
 			t.Errorf("plan output says %d times %q:\n%s", strings.Count(out, want), want, out)
@@ -531,6 +532,34 @@ func TestNoTreeIsAUsageError(t *testing.T) {
 	code, _, errOut := cli(t, "vet", "--tree", filepath.Join(t.TempDir(), "nonexistent"))
 	if code != exitUsage || !strings.Contains(errOut, "is not a spatec tree: it has no cue.mod/module.cue") {
 		t.Errorf("exit %d, stderr %q; want exit %d naming cue.mod/module.cue", code, errOut, exitUsage)
+	}
+}
+
+// TestAnArmOfAnotherArchitectureIsRefused: an environment declared for
+// another architecture than the engine's (the harness's Graviton host, on
+// an x86-64 engine) is refused with the reason and what to do, exit 3,
+// before anything is built, pulled or started, and before the host's lock
+// is taken.
+func TestAnArmOfAnotherArchitectureIsRefused(t *testing.T) {
+	testenv.Docker(t)
+	env, arch, engineArch := "c8g-8xl-ec2-docker", "arm64", "x86_64"
+	if runtime.GOARCH == "arm64" {
+		env, arch, engineArch = "bench-96c", "amd64", "aarch64"
+	}
+	results := filepath.Join(t.TempDir(), "results")
+	code, _, errOut := cli(t, "exec", "--env", env, "vector", "--results", results)
+	want := "REFUSED: " + env + " is an " + arch + " environment (its arch), and the engine reports architecture " + engineArch +
+		": what spatec builds for it would not run on this host, or would run emulated and be measured so; run it on an " + arch + " host"
+	if code != exitRefused || !strings.Contains(errOut, want) {
+		t.Fatalf("exit %d; want %d saying %q:\n%s", code, exitRefused, want, errOut)
+	}
+	for _, step := range []string{"phase=", "pulling", "building", "host lock"} {
+		if strings.Contains(errOut, step) {
+			t.Errorf("the refusal came after %q:\n%s", step, errOut)
+		}
+	}
+	if _, err := os.Stat(results); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("results %s after a refusal: %v; want it never made", results, err)
 	}
 }
 

@@ -274,7 +274,7 @@ func source(p *schema.Plan, ref string) string {
 // writePlan prints one plan as a table a maintainer can review.
 func writePlan(w io.Writer, p *schema.Plan) {
 	e := p.Env
-	fmt.Fprintf(w, "plan %s:%s on %s (%s)\n", p.Entrant.Name, p.Variant, e.Name, e.Class)
+	fmt.Fprintf(w, "plan %s:%s on %s (%s, %s)\n", p.Entrant.Name, p.Variant, e.Name, e.Class, e.Arch.Name())
 	fmt.Fprintf(w, "digest %s\n", p.Digest())
 	if p.Entrant.Blocked != "" {
 		fmt.Fprintf(w, "BLOCKED: cannot run yet: %s\n", p.Entrant.Blocked)
@@ -366,6 +366,7 @@ func writePods(w io.Writer, p *schema.Plan) {
 // itself, and how each image it pulls is pinned, once per image.
 func writeBuilds(w io.Writer, p *schema.Plan) {
 	seen := map[string]bool{}
+	arch := p.Env.Arch.Name()
 	say := func(ref string, b *schema.Build) {
 		if seen[ref] {
 			return
@@ -381,7 +382,7 @@ func writeBuilds(w io.Writer, p *schema.Plan) {
 		seen[ref] = true
 		switch {
 		case b.Program != "":
-			fmt.Fprintf(w, "image %s: built from the Go program %s, FROM scratch%s\n", ref, b.Program, source(p, ref))
+			fmt.Fprintf(w, "image %s: built from the Go program %s for linux/%s, FROM scratch%s\n", ref, b.Program, arch, source(p, ref))
 		case b.Debian != nil:
 			adds := ""
 			switch n := len(b.Debian.Downloads); n {
@@ -402,12 +403,12 @@ func writeBuilds(w io.Writer, p *schema.Plan) {
 			recipe := *b.Debian
 			var missing []artefact.Unpinned
 			recipe.Downloads, missing = artefact.PinDownloads(recipe.Downloads, &p.Env)
-			digest := "recipe " + debimage.Digest(recipe)
+			digest := "recipe " + debimage.Digest(recipe, p.Env.Arch)
 			if len(missing) > 0 {
 				digest = "its recipe named once its downloads are pinned"
 			}
-			fmt.Fprintf(w, "image %s: built from Debian %s packages %s%s (%s)%s\n",
-				ref, b.Debian.Suite, strings.Join(b.Debian.Packages, " "), adds, digest, source(p, ref))
+			fmt.Fprintf(w, "image %s: built from Debian %s packages %s for %s%s (%s)%s\n",
+				ref, b.Debian.Suite, strings.Join(b.Debian.Packages, " "), arch, adds, digest, source(p, ref))
 			writeDownloadPins(w, p, b.Debian.Downloads)
 		case b.Layered != nil:
 			pinned, missing := layered.Pin(*b.Layered, &p.Env)
@@ -425,12 +426,12 @@ func writeBuilds(w io.Writer, p *schema.Plan) {
 			if n := len(b.Layered.Files); n > 0 {
 				adds = append(adds, fmt.Sprintf("%d files", n))
 			}
-			digest := "build " + layered.Digest(pinned)
+			digest := "build " + layered.Digest(pinned, p.Env.Arch)
 			if len(missing) > 0 {
 				digest = "its build named once what it adds is pinned"
 			}
-			fmt.Fprintf(w, "image %s: built on %s adding %s (%s)\n",
-				ref, b.Layered.From, strings.Join(adds, ", "), digest)
+			fmt.Fprintf(w, "image %s: built on %s for %s adding %s (%s)\n",
+				ref, b.Layered.From, arch, strings.Join(adds, ", "), digest)
 			writeDownloadPins(w, p, b.Layered.Downloads)
 			for _, m := range b.Layered.Maven {
 				writeClosurePin(w, p, m)

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -38,6 +39,11 @@ type Tree struct {
 	CacheDir string
 	// Progress reports a compilation; nil reports nothing.
 	Progress *progress.Reporter
+	// Arch is the architecture a program is compiled for; "" is this
+	// host's. A crate for another is cross-compiled (cargo's --target,
+	// with Debian's cross gcc as linker and C compiler); a jar is the
+	// same on every architecture.
+	Arch schema.Arch
 }
 
 // Output is a compiled program.
@@ -64,6 +70,11 @@ func (t *Tree) Digest(ctx context.Context, c schema.Compile) (string, error) {
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "spatec compile %d\n%s\n", format, toolchain)
+	// A binary is for one architecture (amd64 left out, as before
+	// architectures were named); a jar is for all.
+	if c.Cargo != nil && !t.arch().IsZero() {
+		fmt.Fprintf(h, "for %s\n", t.arch())
+	}
 	if err := hashDir(h, t.Dir, dir); err != nil {
 		return "", err
 	}
@@ -168,9 +179,14 @@ func (t *Tree) compile(ctx context.Context, c schema.Compile) (string, error) {
 		if t.CacheDir != "" {
 			target = filepath.Join(t.CacheDir, "cargo-target")
 		}
-		cmd = exec.CommandContext(ctx, "cargo", "build", "--release", "--locked", "--bin", c.Cargo.Bin)
-		cmd.Env = append(os.Environ(), "CARGO_TARGET_DIR="+target, "CARGO_TERM_COLOR=never", "CARGO_TERM_PROGRESS_WHEN=never")
-		built = filepath.Join(target, "release", c.Cargo.Bin)
+		cross, err := t.cross(ctx, c, dir)
+		if err != nil {
+			return "", err
+		}
+		args, env := cargoBuild(c.Cargo.Bin, cross)
+		cmd = exec.CommandContext(ctx, "cargo", args...)
+		cmd.Env = append(append(os.Environ(), "CARGO_TARGET_DIR="+target, "CARGO_TERM_COLOR=never", "CARGO_TERM_PROGRESS_WHEN=never"), env...)
+		built = filepath.Join(target, cross.triple, "release", c.Cargo.Bin)
 		steps, step = lockedPackages(filepath.Join(dir, "Cargo.lock")), "Compiling "
 	case c.Maven != nil:
 		cmd = exec.CommandContext(ctx, "mvn", "-B", "-DskipTests", "package")
@@ -209,6 +225,89 @@ func (t *Tree) compile(ctx context.Context, c schema.Compile) (string, error) {
 		return "", fmt.Errorf("compiling %s: %s wrote no %s", describe(c), strings.Join(cmd.Args, " "), built)
 	}
 	return built, nil
+}
+
+// arch is the architecture programs are compiled for.
+func (t *Tree) arch() schema.Arch {
+	if t.Arch == "" {
+		return schema.Arch(runtime.GOARCH)
+	}
+	return t.Arch
+}
+
+// crossTarget is what cross-compiling a crate for an architecture takes:
+// Rust's target triple, and the prefix of Debian's cross tools for it
+// (gcc-aarch64-linux-gnu installs aarch64-linux-gnu-gcc).
+type crossTarget struct {
+	triple, gnu string
+}
+
+// crossTargets are the architectures a crate can be cross-compiled for.
+var crossTargets = map[schema.Arch]crossTarget{
+	schema.AMD64: {"x86_64-unknown-linux-gnu", "x86_64-linux-gnu"},
+	schema.ARM64: {"aarch64-unknown-linux-gnu", "aarch64-linux-gnu"},
+}
+
+// cross is the target c is cross-compiled for, the zero crossTarget when
+// it is compiled for this host. It refuses, saying what to install, a
+// host that lacks the target's standard library or its cross linker.
+func (t *Tree) cross(ctx context.Context, c schema.Compile, dir string) (crossTarget, error) {
+	arch := t.arch()
+	if string(arch) == runtime.GOARCH {
+		return crossTarget{}, nil
+	}
+	ct, ok := crossTargets[arch]
+	if !ok {
+		return crossTarget{}, fmt.Errorf("%s cannot be compiled for %s: spatec knows no Rust target for it", describe(c), arch)
+	}
+	// The toolchain the crate's directory selects (rust-toolchain.toml)
+	// must hold the target's standard library.
+	sysrootCmd := exec.CommandContext(ctx, "rustc", "--print", "sysroot")
+	sysrootCmd.Dir = dir
+	out, err := sysrootCmd.Output()
+	sysroot := strings.TrimSpace(string(out))
+	if err == nil {
+		_, err = os.Stat(filepath.Join(sysroot, "lib", "rustlib", ct.triple, "lib"))
+	}
+	if err != nil {
+		return crossTarget{}, fmt.Errorf("%s for %s on this %s host needs Rust's standard library for %s, which its toolchain (%s) lacks: rustup target add %s, in %s",
+			describe(c), arch, runtime.GOARCH, ct.triple, sysroot, ct.triple, dir)
+	}
+	// A crate that builds a C or C++ library (librdkafka, under spate's
+	// Kafka connector, builds both) builds it with these.
+	for _, tool := range []string{"gcc", "g++"} {
+		if _, err := exec.LookPath(ct.gnu + "-" + tool); err != nil {
+			return crossTarget{}, fmt.Errorf("%s for %s on this %s host is linked, and its C and C++ compiled, by Debian's cross compilers, and %s-%s is not installed: apt-get install gcc-%s g++-%[6]s",
+				describe(c), arch, runtime.GOARCH, ct.gnu, tool, strings.ReplaceAll(ct.gnu, "_", "-"))
+		}
+	}
+	return ct, nil
+}
+
+// cargoBuild is the cargo command line that builds the binary bin, and the
+// environment it adds: for a cross target, the target, and Debian's cross
+// gcc as the target's linker and, with its g++ and ar, as the compilers of
+// the crates that build C or C++ (cc-rs reads CC_<triple>; librdkafka's
+// configure script reads CC, CXX and AR), the host's own compilers kept
+// for what runs on the host.
+func cargoBuild(bin string, cross crossTarget) (args, env []string) {
+	args = []string{"build", "--release", "--locked", "--bin", bin}
+	if cross.triple == "" {
+		return args, nil
+	}
+	under := strings.ReplaceAll(cross.triple, "-", "_")
+	gcc, ar := cross.gnu+"-gcc", cross.gnu+"-ar"
+	return append(args, "--target", cross.triple), []string{
+		"CARGO_TARGET_" + strings.ToUpper(under) + "_LINKER=" + gcc,
+		"CC_" + under + "=" + gcc,
+		"CXX_" + under + "=" + cross.gnu + "-g++",
+		"AR_" + under + "=" + ar,
+		"CC=" + gcc,
+		"CXX=" + cross.gnu + "-g++",
+		"AR=" + ar,
+		"HOST_CC=cc",
+		"HOST_CXX=c++",
+	}
 }
 
 // lockedPackages counts the packages a Cargo.lock holds: about how many

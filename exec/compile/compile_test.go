@@ -2,9 +2,12 @@ package compile
 
 import (
 	"context"
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -128,6 +131,66 @@ func TestACrateIsCompiledOnceAndRuns(t *testing.T) {
 	}
 }
 
+// otherArch is an architecture that is not this host's.
+func otherArch() schema.Arch {
+	if runtime.GOARCH == string(schema.ARM64) {
+		return schema.AMD64
+	}
+	return schema.ARM64
+}
+
+// A crate for another architecture than the host's is cross-compiled for
+// it, under the toolchain the arm pins (whose target .ci/services adds,
+// with Debian's cross gcc), into a binary of that architecture, named
+// apart from the host's build of the same sources.
+func TestACrateIsCrossCompiledForTheEnvironmentsArchitecture(t *testing.T) {
+	requireTool(t, "cargo")
+	ctx := context.Background()
+	pin, err := os.ReadFile("../../entrants/spate/arm/rust-toolchain.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"arms/hello/rust-toolchain.toml": string(pin)}
+	for k, v := range crate {
+		files[k] = v
+	}
+	dir := tree(t, files)
+	native := &Tree{Dir: dir}
+	tr := &Tree{Dir: dir, CacheDir: t.TempDir(), Arch: otherArch()}
+	want := crossTargets[otherArch()]
+	if args, env := cargoBuild("hello", crossTarget{}); slices.Contains(args, "--target") || len(env) > 0 {
+		t.Errorf("a build for the host runs cargo %q with %q; want no target of its own", args, env)
+	}
+	if args, env := cargoBuild("hello", want); !slices.Contains(args, want.triple) ||
+		!slices.Contains(env, "CARGO_TARGET_"+strings.ToUpper(strings.ReplaceAll(want.triple, "-", "_"))+"_LINKER="+want.gnu+"-gcc") {
+		t.Errorf("a cross build runs cargo %q with %q; want --target %s linked by %s-gcc", args, env, want.triple, want.gnu)
+	}
+	testenv.Require(t, "cross-compiling Rust for "+string(otherArch()), func() error {
+		_, err := tr.cross(ctx, helloStep, filepath.Join(dir, "arms", "hello"))
+		return err
+	})
+	out, err := tr.Build(ctx, helloStep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := elf.Open(out.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bin.Close()
+	machine := map[schema.Arch]elf.Machine{schema.AMD64: elf.EM_X86_64, schema.ARM64: elf.EM_AARCH64}[otherArch()]
+	if bin.Machine != machine {
+		t.Errorf("the binary is for %v, want %v", bin.Machine, machine)
+	}
+	host, err := native.Digest(ctx, helloStep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Digest == host {
+		t.Error("the cross-compiled binary is named as the host's")
+	}
+}
+
 // A lock file out of date with its manifest is refused, not rewritten:
 // what the image carries is what the lock says.
 func TestALockOutOfDateIsRefused(t *testing.T) {
@@ -173,6 +236,11 @@ func TestAMavenProjectIsPackaged(t *testing.T) {
 	}
 	if out.Mode != 0o644 {
 		t.Errorf("a jar goes into the image as %o, want 644", out.Mode)
+	}
+	// A jar runs on every architecture: it is named the same for each.
+	tr.Arch = otherArch()
+	if d, err := tr.Digest(context.Background(), schema.Compile{Maven: &schema.Maven{Project: "arms/job", Jar: "job.jar"}, To: "/opt/job.jar"}); err != nil || d != out.Digest {
+		t.Errorf("the jar for %s is named %s (%v), for this host %s; want one name", otherArch(), d, err, out.Digest)
 	}
 }
 

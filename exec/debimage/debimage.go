@@ -32,7 +32,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -71,9 +70,9 @@ type Engine interface {
 	RemoveUnnamed(ctx context.Context, id string) error
 }
 
-// RootfsFunc writes the root file system of recipe to the tar file dst,
-// reporting each step it takes to step.
-type RootfsFunc func(ctx context.Context, recipe schema.Debian, dst string, step func(string)) error
+// RootfsFunc writes the root file system of recipe, its packages for arch,
+// to the tar file dst, reporting each step it takes to step.
+type RootfsFunc func(ctx context.Context, recipe schema.Debian, arch schema.Arch, dst string, step func(string)) error
 
 // Builder turns recipes into images on one engine.
 type Builder struct {
@@ -90,8 +89,11 @@ type Builder struct {
 	// sha256); nil fetches with no cache.
 	Downloads *artefact.Fetcher
 	// Compiler compiles a recipe's programs of this tree; nil refuses a
-	// recipe that has any.
+	// recipe that has any. It compiles them for Arch.
 	Compiler Compiler
+	// Arch is the architecture the image is built for: its packages',
+	// its config's, and the programs it compiles (the Compiler's own).
+	Arch schema.Arch
 }
 
 // Compiler compiles programs of this tree (#Compile).
@@ -115,25 +117,28 @@ type Image struct {
 	Built bool
 }
 
-// Digest names a recipe: the sha256 of its canonical JSON and of the way
-// spatec assembles it.
-func Digest(r schema.Debian) string {
+// Digest names a recipe built for arch: the sha256 of its canonical JSON,
+// of the architecture (amd64 left out, as before architectures were
+// named) and of the way spatec assembles it.
+func Digest(r schema.Debian, arch schema.Arch) string {
 	return digestJSON(struct {
 		Format int           `json:"format"`
 		Recipe schema.Debian `json:"recipe"`
-	}{format, r})
+		Arch   schema.Arch   `json:"arch,omitzero"`
+	}{format, r, arch})
 }
 
 // rootfsDigest names what a root file system is made of; a recipe's files,
 // user and entrypoint are not part of it.
-func rootfsDigest(r schema.Debian) string {
+func rootfsDigest(r schema.Debian, arch schema.Arch) string {
 	return digestJSON(struct {
-		Format   int      `json:"format"`
-		Suite    string   `json:"suite"`
-		Sources  []string `json:"sources"`
-		Packages []string `json:"packages"`
-		Epoch    int64    `json:"epoch"`
-	}{rootfsFormat, r.Suite, r.Sources, r.Packages, r.Epoch})
+		Format   int         `json:"format"`
+		Suite    string      `json:"suite"`
+		Sources  []string    `json:"sources"`
+		Packages []string    `json:"packages"`
+		Epoch    int64       `json:"epoch"`
+		Arch     schema.Arch `json:"arch,omitzero"`
+	}{rootfsFormat, r.Suite, r.Sources, r.Packages, r.Epoch, arch})
 }
 
 func digestJSON(v any) string {
@@ -149,7 +154,7 @@ func digestJSON(v any) string {
 // a recipe that compiles programs of this tree, what each is compiled from.
 func (b *Builder) imageDigest(ctx context.Context, recipe schema.Debian) (string, error) {
 	if len(recipe.Compile) == 0 {
-		return Digest(recipe), nil
+		return Digest(recipe, b.Arch), nil
 	}
 	if b.Compiler == nil {
 		return "", errors.New("the recipe compiles programs of this tree, and this build has no compiler")
@@ -165,7 +170,7 @@ func (b *Builder) imageDigest(ctx context.Context, recipe schema.Debian) (string
 	return digestJSON(struct {
 		Recipe  string   `json:"recipe"`
 		Sources []string `json:"sources"`
-	}{Digest(recipe), sources}), nil
+	}{Digest(recipe, b.Arch), sources}), nil
 }
 
 // Ensure makes the engine hold image ref built from recipe: it is used as
@@ -218,7 +223,7 @@ func (b *Builder) rootfs(ctx context.Context, ref string, recipe schema.Debian) 
 	if dir == "" {
 		dir, keep = os.TempDir(), false
 	}
-	name := strings.TrimPrefix(rootfsDigest(recipe), "sha256:") + ".tar"
+	name := strings.TrimPrefix(rootfsDigest(recipe, b.Arch), "sha256:") + ".tar"
 	final := filepath.Join(dir, name)
 	if keep {
 		if _, err := os.Stat(final); err == nil {
@@ -241,8 +246,8 @@ func (b *Builder) rootfs(ctx context.Context, ref string, recipe schema.Debian) 
 		build = Mmdebstrap
 	}
 	b.Progress.Start("image/rootfs", int64(len(mmdebstrapSteps)), "steps")
-	b.Progress.Printf("building image %s from Debian %s packages: %s", ref, recipe.Suite, strings.Join(recipe.Packages, " "))
-	if err := build(ctx, recipe, tmp.Name(), func(string) { b.Progress.Add(1) }); err != nil {
+	b.Progress.Printf("building image %s from Debian %s packages for %s: %s", ref, recipe.Suite, b.Arch.Name(), strings.Join(recipe.Packages, " "))
+	if err := build(ctx, recipe, b.Arch, tmp.Name(), func(string) { b.Progress.Add(1) }); err != nil {
 		b.Progress.Fail(err)
 		return "", nil, fmt.Errorf("image %s: %w", ref, err)
 	}
@@ -289,7 +294,7 @@ func (b *Builder) load(ctx context.Context, ref string, recipe schema.Debian, re
 	pr, pw := io.Pipe()
 	done := make(chan written, 1)
 	go func() {
-		id, err := writeArchive(&countingWriter{w: pw, add: b.Progress.Add}, ref, recipe, recipeDigest, f, st.Size(), dl, dst.Size())
+		id, err := writeArchive(&countingWriter{w: pw, add: b.Progress.Add}, ref, recipe, b.Arch, recipeDigest, f, st.Size(), dl, dst.Size())
 		pw.CloseWithError(err)
 		done <- written{id, err}
 	}()
@@ -322,9 +327,9 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 
 // writeArchive writes the image archive (`docker save` format) to w: the
 // root file system as the first layer, the recipe's downloads as the
-// second, its files as the third, the config and the manifest. It returns
-// the image ID, the digest of the config.
-func writeArchive(w io.Writer, ref string, recipe schema.Debian, recipeDigest string, rootfs io.Reader, rootfsSize int64, downloads io.Reader, downloadsSize int64) (string, error) {
+// second, its files as the third, the config (declaring arch) and the
+// manifest. It returns the image ID, the digest of the config.
+func writeArchive(w io.Writer, ref string, recipe schema.Debian, arch schema.Arch, recipeDigest string, rootfs io.Reader, rootfsSize int64, downloads io.Reader, downloadsSize int64) (string, error) {
 	epoch := time.Unix(recipe.Epoch, 0).UTC()
 	tw := tar.NewWriter(w)
 	put := func(name string, size int64, body io.Reader) error {
@@ -365,7 +370,7 @@ func writeArchive(w io.Writer, ref string, recipe schema.Debian, recipeDigest st
 
 	cfg := ocispec.Image{
 		Created:  &epoch,
-		Platform: ocispec.Platform{Architecture: runtime.GOARCH, OS: "linux"},
+		Platform: ocispec.Platform{Architecture: arch.Name(), OS: "linux"},
 		Config: ocispec.ImageConfig{
 			User:       recipe.User,
 			Env:        imageEnv(recipe.Environment),

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func recipe() schema.Debian {
 }
 
 func TestDigestCoversEveryField(t *testing.T) {
-	base := Digest(recipe())
+	base := Digest(recipe(), "")
 	changes := map[string]func(*schema.Debian){
 		"suite":       func(r *schema.Debian) { r.Suite = "trixie" },
 		"sources":     func(r *schema.Debian) { r.Sources = []string{"deb http://mirror.example/debian bookworm main"} },
@@ -52,11 +53,11 @@ func TestDigestCoversEveryField(t *testing.T) {
 	for field, change := range changes {
 		r := recipe()
 		change(&r)
-		if Digest(r) == base {
+		if Digest(r, "") == base {
 			t.Errorf("changing %s leaves the recipe digest %s unchanged", field, base)
 		}
 	}
-	if Digest(recipe()) != base {
+	if Digest(recipe(), "") != base {
 		t.Error("the same recipe gives two digests")
 	}
 
@@ -64,11 +65,11 @@ func TestDigestCoversEveryField(t *testing.T) {
 	r := recipe()
 	r.Files["/etc/other"] = "x"
 	r.User, r.Entrypoint = "nobody", []string{"/bin/true"}
-	if rootfsDigest(r) != rootfsDigest(recipe()) {
+	if rootfsDigest(r, "") != rootfsDigest(recipe(), "") {
 		t.Error("files, user or entrypoint changed the root file system's digest")
 	}
 	r.Packages = []string{"curl"}
-	if rootfsDigest(r) == rootfsDigest(recipe()) {
+	if rootfsDigest(r, "") == rootfsDigest(recipe(), "") {
 		t.Error("other packages kept the root file system's digest")
 	}
 }
@@ -124,10 +125,13 @@ func TestFilesLayerAddsOnlyMissingDirectories(t *testing.T) {
 type fakeRootfs struct {
 	burn  []byte
 	calls int
+	// arch is the architecture the last call was asked for.
+	arch schema.Arch
 }
 
-func (f *fakeRootfs) build(_ context.Context, _ schema.Debian, dst string, step func(string)) error {
+func (f *fakeRootfs) build(_ context.Context, _ schema.Debian, arch schema.Arch, dst string, step func(string)) error {
 	f.calls++
+	f.arch = arch
 	passwd := []byte("root:x:0:0:root:/root:/bin/sh\n")
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -162,6 +166,46 @@ func testRef(t *testing.T, e *docker.Engine) string {
 	return ref
 }
 
+// TestTheArchitectureReachesTheBuild: a recipe built for arm64 asks its
+// root file system for arm64 (mmdebstrap's --architectures), is named
+// apart from the same recipe on amd64, so that neither is taken for the
+// other, and is loaded as an arm64 image, as the engine reports it. (The
+// root file system here is the fake's: a real arm64 one is
+// bench/aarch64.sh's, under emulation.)
+func TestTheArchitectureReachesTheBuild(t *testing.T) {
+	r := recipe()
+	if Digest(r, schema.AMD64) != Digest(r, "") || rootfsDigest(r, schema.AMD64) != rootfsDigest(r, "") {
+		t.Error("an amd64 recipe is named as before architectures were named")
+	}
+	if Digest(r, schema.ARM64) == Digest(r, schema.AMD64) || rootfsDigest(r, schema.ARM64) == rootfsDigest(r, schema.AMD64) {
+		t.Error("a recipe for arm64 is named as the same recipe for amd64")
+	}
+	args := mmdebstrapArgs(r, schema.ARM64, "/tmp/rootfs.tar", "/tmp/recipe.list")
+	if !slices.Contains(args, "--architectures=arm64") {
+		t.Errorf("mmdebstrap %q; want --architectures=arm64", args)
+	}
+
+	e := testenv.Docker(t)
+	ctx := context.Background()
+	fake := &fakeRootfs{burn: readFile(t, burntest.Binary(t))}
+	b := &Builder{Engine: e, Rootfs: fake.build, Arch: schema.ARM64}
+	ref := testRef(t, e)
+	img, err := b.Ensure(ctx, ref, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fake.arch != schema.ARM64 || img.Recipe != Digest(r, schema.ARM64) {
+		t.Errorf("root file system asked for %q, image of recipe %s; want arm64, %s", fake.arch, img.Recipe, Digest(r, schema.ARM64))
+	}
+	got, err := e.ImageDigest(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Architecture != "arm64" {
+		t.Errorf("the engine reports the image for %q, want arm64", got.Architecture)
+	}
+}
+
 func TestRecipeImageRunsWithItsFilesAndIsBuiltOnce(t *testing.T) {
 	e := testenv.Docker(t)
 	ctx := context.Background()
@@ -173,8 +217,8 @@ func TestRecipeImageRunsWithItsFilesAndIsBuiltOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !img.Built || img.Recipe != Digest(recipe()) || !strings.HasPrefix(img.ID, "sha256:") {
-		t.Fatalf("first Ensure = %+v, want a built image of recipe %s", img, Digest(recipe()))
+	if !img.Built || img.Recipe != Digest(recipe(), "") || !strings.HasPrefix(img.ID, "sha256:") {
+		t.Fatalf("first Ensure = %+v, want a built image of recipe %s", img, Digest(recipe(), ""))
 	}
 	// The image runs its entrypoint, as its user.
 	code, out, err := e.RunOnce(ctx, engine.ContainerSpec{Name: "spatec-debimage-" + uuid.NewString()[:8], Image: ref, NetworkMode: "none"}, nil)
@@ -242,7 +286,7 @@ func TestSameRecipeGivesTheSameImageID(t *testing.T) {
 func TestFailedRootfsLeavesNothing(t *testing.T) {
 	e := testenv.Docker(t)
 	dir := t.TempDir()
-	b := &Builder{Engine: e, CacheDir: dir, Rootfs: func(_ context.Context, _ schema.Debian, dst string, _ func(string)) error {
+	b := &Builder{Engine: e, CacheDir: dir, Rootfs: func(_ context.Context, _ schema.Debian, _ schema.Arch, dst string, _ func(string)) error {
 		if err := os.WriteFile(dst, []byte("half a tar"), 0o644); err != nil {
 			return err
 		}

@@ -24,6 +24,10 @@ type HostInfo struct {
 	KernelVersion string
 	// OperatingSystem names the host distribution.
 	OperatingSystem string
+	// Architecture is the host's architecture as the engine reports it:
+	// Docker as the kernel does ("x86_64", "aarch64"), Kubernetes as Go
+	// does ("amd64", "arm64"); schema.ArchOf reads either.
+	Architecture string
 	// SwapLimit tells whether the kernel accounts swap per cgroup, so that a
 	// MemorySwap cap is enforced. Without it the host must have no swap (C5).
 	SwapLimit bool
@@ -190,6 +194,9 @@ type Image struct {
 	RepoDigests []string
 	// Labels are the image's labels.
 	Labels map[string]string
+	// Architecture is the architecture the image's config declares
+	// ("amd64", "arm64"); "" where the engine does not say.
+	Architecture string
 }
 
 // ScratchImage describes an image built FROM scratch out of files alone: a
@@ -205,6 +212,9 @@ type ScratchImage struct {
 	Entrypoint []string
 	// Labels are image labels.
 	Labels map[string]string
+	// Arch is the architecture the image is declared for ("amd64",
+	// "arm64"), which its files must be built for; "" is the engine's own.
+	Arch string
 }
 
 // Labelled lists what the engine holds under a label.

@@ -58,6 +58,10 @@ type Builder struct {
 	Progress *progress.Reporter
 	// Client fetches downloads; nil means http.DefaultClient.
 	Client *http.Client
+	// Arch is the architecture the image is for, which names it with its
+	// declaration; the base, pulled by its pin on an engine of that
+	// architecture, makes it one.
+	Arch schema.Arch
 }
 
 // Image is a layered image on the engine.
@@ -94,13 +98,17 @@ func Pin(l schema.Layered, env *schema.Environment) (Pinned, []artefact.Unpinned
 	return p, missing
 }
 
-// Digest names a declaration with its pins.
-func Digest(p Pinned) string {
+// Digest names a declaration with its pins, built for arch. The base's pin
+// may be a multi-platform index, the same on every architecture, so the
+// architecture is named with it: an image built for one is never taken for
+// another's (amd64 is left out, as it was before).
+func Digest(p Pinned, arch schema.Arch) string {
 	b, err := json.Marshal(struct {
 		Format   int                 `json:"format"`
 		Layered  schema.Layered      `json:"layered"`
 		Closures [][]schema.Download `json:"closures,omitempty"`
-	}{format, p.Layered, p.Closures})
+		Arch     schema.Arch         `json:"arch,omitzero"`
+	}{format, p.Layered, p.Closures, arch})
 	if err != nil {
 		panic(fmt.Sprintf("encoding a layered build: %v", err)) // plain data: a failure is a bug
 	}
@@ -109,9 +117,9 @@ func Digest(p Pinned) string {
 }
 
 // Ensure makes the engine hold image ref built from p: as it is when the
-// engine has ref built from the same declaration and pins, else built on
-// p.From, which must be on the engine already (the session pulls it by
-// its pin).
+// engine has ref built from the same declaration, pins and architecture,
+// else built on p.From, which must be on the engine already (the session
+// pulls it by its pin).
 func (b *Builder) Ensure(ctx context.Context, ref string, p Pinned) (Image, error) {
 	if len(p.Closures) != len(p.Maven) {
 		return Image{}, fmt.Errorf("image %s adds %d Maven closures and %d are pinned", ref, len(p.Maven), len(p.Closures))
@@ -122,7 +130,7 @@ func (b *Builder) Ensure(ctx context.Context, ref string, p Pinned) (Image, erro
 		}
 	}
 	l := p.Layered
-	want := Digest(p)
+	want := Digest(p, b.Arch)
 	if img, ok, err := engine.Built(ctx, b.Engine.ImageDigest, ref, LabelBuild, want); err != nil || ok {
 		return Image{Ref: ref, ID: img.ID, Digest: want}, err
 	}

@@ -94,8 +94,8 @@ func TestLayeredImageOnALocalBase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !img.Built || img.Digest != Digest(Pinned{Layered: decl}) {
-		t.Fatalf("Ensure = %+v; want a build of %s", img, Digest(Pinned{Layered: decl}))
+	if !img.Built || img.Digest != Digest(Pinned{Layered: decl}, "") {
+		t.Fatalf("Ensure = %+v; want a build of %s", img, Digest(Pinned{Layered: decl}, ""))
 	}
 	// The rebuild below takes ref away from this image; remove it by id.
 	t.Cleanup(func() { _ = e.RemoveImage(context.Background(), img.ID) })
@@ -253,10 +253,28 @@ func TestLayeredImageWithAPinnedClosure(t *testing.T) {
 	// and a build that does not check is refused.
 	closure[0].SHA256 = strings.Repeat("0", 64)
 	repinned, _ := Pin(decl, env)
-	if Digest(repinned) == img.Digest {
+	if Digest(repinned, "") == img.Digest {
 		t.Error("a re-pinned closure names the same build")
 	}
 	if _, err := b.Ensure(ctx, ref, repinned); err == nil || !strings.Contains(err.Error(), "the build declares "+strings.Repeat("0", 64)) {
 		t.Errorf("a closure's jar with another checksum: %v", err)
+	}
+}
+
+// TestTheArchitectureNamesTheBuild: a base pinned by a multi-platform
+// index is the same reference on every architecture, so the build is named
+// with the architecture it is for: an image built on amd64 is never taken
+// for the arm64 one, and an amd64 build keeps the name it had before
+// architectures were named.
+func TestTheArchitectureNamesTheBuild(t *testing.T) {
+	decl := Pinned{Layered: schema.Layered{From: "apache/kafka@sha256:" + strings.Repeat("a", 64), Files: map[string]string{"/opt/x": "x"}}}
+	if Digest(decl, schema.AMD64) != Digest(decl, "") {
+		t.Error("an amd64 build is named apart from the name it had")
+	}
+	if Digest(decl, schema.ARM64) == Digest(decl, schema.AMD64) {
+		t.Error("an arm64 build has the amd64 build's name")
+	}
+	if Digest(decl, schema.ARM64) == Digest(decl, "") {
+		t.Error("an arm64 build keeps the amd64 name")
 	}
 }

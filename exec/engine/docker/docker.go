@@ -122,6 +122,7 @@ func (e *Engine) Info(ctx context.Context) (engine.HostInfo, error) {
 		MemTotal:         info.MemTotal,
 		KernelVersion:    info.KernelVersion,
 		OperatingSystem:  info.OperatingSystem,
+		Architecture:     info.Architecture,
 		SwapLimit:        info.SwapLimit,
 		CPUCFSQuota:      info.CPUCfsQuota,
 		MemoryLimit:      info.MemoryLimit,

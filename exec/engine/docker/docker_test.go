@@ -20,6 +20,7 @@ import (
 	"spatec.dev/spatec/exec/engine/docker"
 	"spatec.dev/spatec/internal/testenv"
 	"spatec.dev/spatec/internal/testregistry"
+	"spatec.dev/spatec/schema"
 )
 
 const (
@@ -503,6 +504,21 @@ func TestBuildScratchImage(t *testing.T) {
 		t.Errorf("burn image: ID %q labels %v; want a sha256 ID and the binary's digest label", got.ID, got.Labels)
 	}
 
+	// An image for another architecture than the engine's is declared for
+	// it: the engine reports the architecture it was asked for.
+	other := "arm64"
+	if runtime.GOARCH == other {
+		other = "amd64"
+	}
+	tag := "spatec-arch-test:" + uuid.NewString()[:8]
+	t.Cleanup(func() { _ = e.RemoveImage(context.Background(), tag) })
+	if _, err := e.BuildScratchImage(ctx, engine.ScratchImage{Tag: tag, Files: map[string][]byte{"a": []byte("a")}, Entrypoint: []string{"/a"}, Arch: other}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.ImageDigest(ctx, tag); err != nil || got.Architecture != other {
+		t.Errorf("an image built for %s: %+v, %v; want it declared for %s", other, got, err, other)
+	}
+
 	bad := []struct {
 		name string
 		img  engine.ScratchImage
@@ -607,6 +623,11 @@ func TestInfoReportsHostFacts(t *testing.T) {
 	}
 	if kernel := unix.ByteSliceToString(uts.Release[:]); info.KernelVersion != kernel {
 		t.Errorf("kernel %q, uname says %q", info.KernelVersion, kernel)
+	}
+	// The architecture, as the kernel names it: what exec holds an
+	// environment's arch to.
+	if machine := unix.ByteSliceToString(uts.Machine[:]); info.Architecture != machine || string(schema.ArchOf(machine)) != runtime.GOARCH {
+		t.Errorf("architecture %q, uname says %q; spatec reads it as %q on %s", info.Architecture, machine, schema.ArchOf(info.Architecture), runtime.GOARCH)
 	}
 	// The engine counts the host's CPUs; this process may be pinned to fewer.
 	if info.NCPU < runtime.NumCPU() {

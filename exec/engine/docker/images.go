@@ -128,7 +128,7 @@ func (e *Engine) ImageDigest(ctx context.Context, ref string) (engine.Image, err
 		}
 		return engine.Image{}, fmt.Errorf("looking up image %s: %w", ref, err)
 	}
-	img := engine.Image{ID: resp.ID, RepoDigests: resp.RepoDigests}
+	img := engine.Image{ID: resp.ID, RepoDigests: resp.RepoDigests, Architecture: resp.Architecture}
 	if resp.Config != nil {
 		img.Labels = resp.Config.Labels
 	}
@@ -195,7 +195,13 @@ func (e *Engine) BuildScratchImage(ctx context.Context, img engine.ScratchImage)
 	if err != nil {
 		return "", fmt.Errorf("building image %s: %w", img.Tag, err)
 	}
-	return e.build(ctx, img.Tag, bytes.NewReader(buildCtx), img.Labels)
+	platform := ""
+	if img.Arch != "" {
+		// The classic builder declares a FROM scratch image for the
+		// platform it is asked; the engine's own otherwise.
+		platform = "linux/" + img.Arch
+	}
+	return e.build(ctx, img.Tag, bytes.NewReader(buildCtx), img.Labels, platform)
 }
 
 // scratchContext writes the build context in memory: the files under
@@ -279,7 +285,7 @@ func (e *Engine) BuildContextDir(ctx context.Context, tag, dir string, labels ma
 	if err != nil {
 		return "", fmt.Errorf("building image %s from %s: %w", tag, dir, err)
 	}
-	return e.build(ctx, tag, bytes.NewReader(buildCtx), labels)
+	return e.build(ctx, tag, bytes.NewReader(buildCtx), labels, "")
 }
 
 // tarDir packs a directory as a build context.
@@ -344,7 +350,9 @@ func tarDir(dir string) ([]byte, error) {
 // build sends a build context to the engine's classic builder (BuildKit
 // needs a session this adapter does not run) and drains the response
 // stream, where build errors arrive: the HTTP status is 200 either way.
-func (e *Engine) build(ctx context.Context, tag string, buildCtx io.Reader, labels map[string]string) (string, error) {
+// platform ("linux/arm64"), when set, is the one the image is declared
+// for; "" is the engine's.
+func (e *Engine) build(ctx context.Context, tag string, buildCtx io.Reader, labels map[string]string, platform string) (string, error) {
 	// What tag names now, so that a rebuild does not leave it behind.
 	prev, err := e.cli.ImageInspect(ctx, tag)
 	if err != nil && !cerrdefs.IsNotFound(err) {
@@ -357,6 +365,7 @@ func (e *Engine) build(ctx context.Context, tag string, buildCtx io.Reader, labe
 		Remove:      true,
 		ForceRemove: true,
 		Version:     build.BuilderV1,
+		Platform:    platform,
 	})
 	if err != nil {
 		return "", fmt.Errorf("building image %s: %w", tag, err)

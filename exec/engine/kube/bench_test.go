@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func BenchmarkReading(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := exec.BuildProgram(ctx, e, src, "spatec-probe:local", ProbeProgram); err != nil {
+	if err := exec.BuildProgram(ctx, e, src, "spatec-probe:local", ProbeProgram, schema.Arch(runtime.GOARCH)); err != nil {
 		b.Fatal(err)
 	}
 	p := NewProbe(e, cfg, ProbeSpec{Node: placeTestNode.Node, Image: "spatec-probe:local", Labels: map[string]string{exec.LabelRun: run}})

@@ -83,6 +83,7 @@ func (e *Engine) Info(ctx context.Context) (engine.HostInfo, error) {
 		MemTotal:        mem.Value(),
 		KernelVersion:   ni.KernelVersion,
 		OperatingSystem: ni.OSImage,
+		Architecture:    ni.Architecture,
 		CPUCFSQuota:     true,
 		MemoryLimit:     true,
 		// Whether the node's kernel accounts swap is the probe's to
