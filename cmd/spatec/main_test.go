@@ -79,8 +79,8 @@ func TestPlanJSONIsAVersionedDocument(t *testing.T) {
 	if doc.APIVersion != schema.APIVersion || doc.Check() != nil {
 		t.Fatalf("document %s / %v", doc.APIVersion, doc.Check())
 	}
-	if got := doc.Plan.Entrant.Containers["worker"].JVM.Heap; got != 8<<30 {
-		t.Errorf("kafka-connect heap on retired-32c = %d, want the 8 GiB floor", got)
+	if got := doc.Plan.Entrant.Containers["worker"].JVM.Heap; got != 20<<30 {
+		t.Errorf("kafka-connect heap on retired-32c = %d, want the 20 GiB floor (the harness's 20480m)", got)
 	}
 }
 

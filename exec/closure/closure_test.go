@@ -172,11 +172,7 @@ func TestResolveFromALoopbackRepository(t *testing.T) {
 		files[base+".jar"] = a.jar(t)
 		jars[a.id] = files[base+".jar"]
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := newRepoServer(t, files, filepath.Join(home, ".m2", "repository"))
+	srv := newRepoServer(t, files, filepath.Join(javaUserHome(t), ".m2", "repository"))
 	settings := filepath.Join(t.TempDir(), "settings.xml")
 	if err := os.WriteFile(settings, []byte("<settings/>\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -274,4 +270,22 @@ func TestResolveNeedsMaven(t *testing.T) {
 	if _, err := r.Resolve(t.Context(), schema.MavenArtifact{Artifact: "g:a:1.0-SNAPSHOT", To: "/x"}); err == nil || !strings.Contains(err.Error(), "snapshot") {
 		t.Errorf("a snapshot: %v", err)
 	}
+}
+
+// javaUserHome is the home directory Maven's local repository is under:
+// the JVM's user.home, which it takes from the user's entry in the
+// password database, not from $HOME.
+func javaUserHome(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("java", "-XshowSettings:properties", "-version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("asking the JVM for user.home: %v\n%s", err, out)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "user.home = "); ok {
+			return v
+		}
+	}
+	t.Fatalf("the JVM states no user.home:\n%s", out)
+	return ""
 }
