@@ -22,6 +22,7 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/cue/parser"
 
+	"spatec.dev/spatec/internal/nearest"
 	"spatec.dev/spatec/schema"
 	"spatec.dev/spatec/workloads"
 )
@@ -141,25 +142,58 @@ func Load(opts Options) (*Tree, error) {
 		t.buildApart(src, schemaInst, sound)
 	}
 	t.broken = append(t.broken, t.unknownSupports(src)...)
-	t.checkEnvironments()
+	t.broken = append(t.broken, t.unknownImplements()...)
+	t.checkEnvironments(schemaInst.ImportPath)
 	return t, nil
 }
 
 // checkEnvironments validates each environment on its own, so that its
 // problems are reported once, at its own file, rather than as their
-// consequences in every plan of it.
-func (t *Tree) checkEnvironments() {
+// consequences in every plan of it. The environment's own arithmetic
+// (#Environment._problems, C4) is read with the field each problem is
+// about, so that it is reported at that field's line.
+func (t *Tree) checkEnvironments(schemaPath string) {
 	t.envProblems = map[string][]Problem{}
 	for _, name := range t.Environments() {
 		v := t.envs[name].value
-		err := v.Validate(cue.Concrete(true))
-		if err == nil {
+		ps := ownProblems(v, schemaPath)
+		if err := v.Validate(cue.Concrete(true)); err != nil {
+			for _, p := range dedupe(fromError(err, "C15", name, envLocator(v))) {
+				if !slices.ContainsFunc(ps, func(o Problem) bool { return o.Rule == p.Rule && o.Message == p.Message }) {
+					ps = append(ps, p)
+				}
+			}
+		}
+		if len(ps) == 0 {
 			continue
 		}
-		ps := dedupe(fromError(err, "C15", name, envLocator(v)))
 		t.envProblems[name] = ps
 		t.broken = append(t.broken, ps...)
 	}
+}
+
+// ownProblems decodes an environment's own problems, each at the line of
+// the field it names. One that cannot be decoded (its inputs are in
+// error) is left to the validation that reports those inputs.
+func ownProblems(env cue.Value, schemaPath string) []Problem {
+	list, err := env.LookupPath(cue.MakePath(cue.Hid("_problems", schemaPath))).List()
+	if err != nil {
+		return nil
+	}
+	locate := envLocator(env)
+	var out []Problem
+	for list.Next() {
+		var f struct {
+			Rule    string `json:"rule"`
+			At      string `json:"at"`
+			Message string `json:"message"`
+		}
+		if list.Value().Decode(&f) != nil {
+			continue
+		}
+		out = append(out, Problem{Pos: locate(f.At), Rule: f.Rule, Message: f.Message})
+	}
+	return out
 }
 
 // unknownSupports reports every name in an entrant's supports that is not
@@ -195,6 +229,38 @@ func (t *Tree) unknownSupports(src *source) []Problem {
 				Rule: "supports",
 				Message: fmt.Sprintf("%s: supports names %q, which is not an environment of the tree (it has: %s), so the entrant is checked against nothing there; write the environment's name",
 					name, env, strings.Join(envs, ", ")),
+			})
+		}
+	}
+	return out
+}
+
+// unknownImplements reports every name in an entrant's implements that is
+// not a workload of the tree: the entrant would never run it, and a plan
+// would fall back to another workload without a word. (The official tool
+// cannot see this: a CUE package cannot list its sibling packages.)
+func (t *Tree) unknownImplements() []Problem {
+	var out []Problem
+	workloads := t.Workloads()
+	for _, name := range t.Entrants() {
+		list := t.entrants[name].value.LookupPath(cue.ParsePath("implements"))
+		var implements []string
+		if list.Decode(&implements) != nil {
+			continue // reported with the entrant's other problems
+		}
+		for i, w := range implements {
+			if slices.Contains(workloads, w) {
+				continue
+			}
+			fix := "write a workload's name"
+			if near := nearest.Close(w, workloads); near != "" {
+				fix = fmt.Sprintf("did you mean %q? write %q", near, near)
+			}
+			out = append(out, Problem{
+				Pos:  posOf(list.LookupPath(cue.MakePath(cue.Index(i)))),
+				Rule: "implements",
+				Message: fmt.Sprintf("%s: implements names %q, which is not a workload of the tree (it has: %s); %s",
+					name, w, strings.Join(nearest.Sorted(w, workloads), ", "), fix),
 			})
 		}
 	}
@@ -240,12 +306,23 @@ func (t *Tree) buildTogether(src *source, dirs []string) error {
 	return nil
 }
 
-// fieldOf is the field an environment or entrant package declares.
+// fieldOf is what a package holds, an environment or an entrant: the
+// generated package's field for it.
 func fieldOf(dir string) string {
 	if strings.HasPrefix(dir, "envs/") {
 		return "env"
 	}
 	return "entrant"
+}
+
+// declared is the field a package of that kind declares. An entrant is a
+// definition, #entrant: a template that waits for an environment, which the
+// official `cue vet -c` does not require to be concrete.
+func declared(field string) string {
+	if field == "entrant" {
+		return "#entrant"
+	}
+	return field
 }
 
 // plansSource generates the package that resolves every supported pair.
@@ -261,7 +338,7 @@ func plansSource(src *source, dirs []string) string {
 		b.WriteString("\n" + field + ": {\n")
 		for i, dir := range dirs {
 			if fieldOf(dir) == field {
-				fmt.Fprintf(&b, "\t\"%d\": p%d.%s\n", i, i, field)
+				fmt.Fprintf(&b, "\t\"%d\": p%d.%s\n", i, i, declared(field))
 			}
 		}
 		b.WriteString("}\n")
@@ -286,7 +363,7 @@ func (t *Tree) buildApart(src *source, schemaInst *build.Instance, dirs []string
 		// plan; only a package that does not evaluate at all (a reference
 		// to nothing), or whose name cannot be read, is broken here.
 		v := t.ctx.BuildInstance(src.instance(dir))
-		fv := v.LookupPath(cue.ParsePath(field))
+		fv := v.LookupPath(cue.ParsePath(declared(field)))
 		if !fv.Exists() && v.Err() != nil {
 			t.broken = append(t.broken, fromError(v.Err(), "C15", dir, nil)...)
 			t.brokenDirs = append(t.brokenDirs, dir)
@@ -306,7 +383,7 @@ func (t *Tree) add(dir, field string, fv cue.Value) error {
 	var p Problem
 	if !fv.Exists() {
 		p = Problem{Pos: t.display + dir, Rule: "layout",
-			Message: fmt.Sprintf("package %s declares no `%s:` field; declare `%s: schema.%s & {…}`", dir, field, field, map[string]string{"env": "#Environment", "entrant": "#Entrant"}[field])}
+			Message: fmt.Sprintf("package %s declares no `%s:` field; declare `%s: schema.%s & {…}`", dir, declared(field), declared(field), map[string]string{"env": "#Environment", "entrant": "#Entrant"}[field])}
 	} else if name, err := fv.LookupPath(cue.ParsePath("name")).String(); err != nil {
 		ps := fromError(err, "C15", dir, nil)
 		p = ps[0]
@@ -529,7 +606,7 @@ func (t *Tree) loadWorkloads(src *source, fsys fs.FS) error {
 		if inst.Err != nil {
 			continue // reported through the environments that import it
 		}
-		v := t.ctx.BuildInstance(inst).LookupPath(cue.ParsePath("workload"))
+		v := t.ctx.BuildInstance(inst).LookupPath(cue.ParsePath("#workload"))
 		name, err := v.LookupPath(cue.ParsePath("name")).String()
 		if err != nil {
 			continue

@@ -1,12 +1,14 @@
 package compiler
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 // cueTool finds the official cue command: on PATH, or where `go install`
@@ -45,7 +47,7 @@ var typeErrors = map[string]bool{
 }
 
 // TestCueVetAgrees: every broken input spatec vet reports is refused by
-// the official tool too (`cue vet -c=false ./...`, where each entrant
+// the official tool too (`cue vet -c ./...`, where each entrant
 // package resolves its own plans), and a contract check's rule id is in
 // what it prints, so an author who only runs `cue vet` is told the same
 // rule.
@@ -53,6 +55,9 @@ func TestCueVetAgrees(t *testing.T) {
 	cue := cueTool(t)
 	base := realTree(t)
 	for _, c := range mustFails {
+		if c.spatecOnly != "" {
+			continue // only spatec vet sees it
+		}
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			files := map[string][]byte{}
@@ -74,11 +79,11 @@ func TestCueVetAgrees(t *testing.T) {
 				}
 			}
 			writeTree(t, dir, files)
-			cmd := exec.Command(cue, "vet", "-c=false", "./...")
+			cmd := exec.Command(cue, "vet", "-c", "./...")
 			cmd.Dir = dir
 			out, err := cmd.CombinedOutput()
 			if err == nil {
-				t.Fatalf("cue vet -c=false ./... accepts what spatec vet refuses (%s: %s)", c.rule, c.message)
+				t.Fatalf("cue vet -c ./... accepts what spatec vet refuses (%s: %s)", c.rule, c.message)
 			}
 			if checkRule.MatchString(c.rule) && !typeErrors[c.name] && !strings.Contains(string(out), c.rule+": ") {
 				t.Errorf("cue vet refuses it without naming %s:\n%s", c.rule, out)
@@ -98,7 +103,7 @@ func TestCueVetSeesANewEntrant(t *testing.T) {
 		files[name] = f.Data
 	}
 	vet := func() (string, error) {
-		cmd := exec.Command(cue, "vet", "-c=false", "./...")
+		cmd := exec.Command(cue, "vet", "-c", "./...")
 		cmd.Dir = dir
 		out, err := cmd.CombinedOutput()
 		return string(out), err
@@ -116,7 +121,7 @@ func TestCueVetSeesANewEntrant(t *testing.T) {
 	writeTree(t, dir, files)
 	out, err := vet()
 	if err == nil || !strings.Contains(out, "C10: myarm: parallelism knob sources is 33; bench-96c has 32 partitions") {
-		t.Fatalf("cue vet -c=false ./... on a new entrant with its parallelism broken: %v\n%s", err, out)
+		t.Fatalf("cue vet -c ./... on a new entrant with its parallelism broken: %v\n%s", err, out)
 	}
 }
 
@@ -130,5 +135,39 @@ func writeTree(t *testing.T, dir string, files map[string][]byte) {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestEnvironmentCheckedAlone: an environment no entrant supports yet is
+// still checked, by both tools, at its own line: here one whose envelope
+// overflows its host's memory, a copy of bench-96c under another name.
+func TestEnvironmentCheckedAlone(t *testing.T) {
+	cue := cueTool(t)
+	fsys := realTree(t)
+	src := strings.Replace(string(fsys[benchFile].Data), "package bench96c", "package spare96c", 1)
+	src = strings.Replace(src, `name:        "bench-96c"`, `name:        "spare-96c"`, 1)
+	src = strings.Replace(src, "envelope: memory: 96 * GiB", "envelope: memory: 190 * GiB", 1)
+	if !strings.Contains(src, "spare-96c") || !strings.Contains(src, "190 * GiB") {
+		t.Fatal("fixture: bench-96c's name or envelope line changed")
+	}
+	const spare = "envs/spare-96c/env.cue"
+	fsys[spare] = &fstest.MapFile{Data: []byte(src)}
+	want := fmt.Sprintf("%s:%d: C4: spare-96c: infra 40 GiB + envelope 190 GiB + reserve 0 GiB = 230 GiB exceeds the host's 192 GiB (memory) before any entrant adds to it; lower envelope.memory to at most 150 GiB",
+		spare, lineOf(t, src, "envelope: memory: 190 * GiB"))
+	if ps := loadTree(t, fsys).Broken(); len(ps) != 1 || !strings.HasPrefix(ps[0].String(), want) {
+		t.Fatalf("spatec vet: want one problem starting %q; got:\n%s", want, joinProblems(ps))
+	}
+
+	dir := t.TempDir()
+	files := map[string][]byte{}
+	for name, f := range fsys {
+		files[name] = f.Data
+	}
+	writeTree(t, dir, files)
+	cmd := exec.Command(cue, "vet", "-c", "./envs/spare-96c")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "C4: spare-96c: infra 40 GiB + envelope 190 GiB") {
+		t.Fatalf("cue vet -c ./envs/spare-96c on an environment that overflows its host: %v\n%s", err, out)
 	}
 }

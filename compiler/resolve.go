@@ -283,9 +283,17 @@ func studyPos(pv cue.Value, variant, at, pos string) string {
 }
 
 // locator finds the nearest author-written position of a field path in the
-// plan, walking up to its parents.
+// plan, walking up to its parents; a field of the entrant or environment
+// that none of its parents places (a required block left out) is blamed on
+// that file's name line, where the author declared it.
 func locator(pv cue.Value) func(string) string {
 	return func(field string) string {
+		owner := ""
+		for _, o := range []string{"entrant", "env"} {
+			if strings.HasPrefix(field, o+".") {
+				owner = o
+			}
+		}
 		for field != "" {
 			if pos := posOf(pv.LookupPath(cue.ParsePath(field))); pos != "" && !isSchemaFile(pos) {
 				return pos
@@ -295,6 +303,11 @@ func locator(pv cue.Value) func(string) string {
 				break
 			}
 			field = field[:i]
+		}
+		if owner != "" {
+			if pos := posOf(pv.LookupPath(cue.ParsePath(owner + ".name"))); !isSchemaFile(pos) {
+				return pos
+			}
 		}
 		return ""
 	}

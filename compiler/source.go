@@ -254,7 +254,7 @@ func onlyCheck(f *ast.File) bool {
 }
 
 // selfCheckProblems reports an entrant package that does not resolve its
-// own plans against every environment it supports: `cue vet -c=false
+// own plans against every environment it supports: `cue vet -c
 // ./entrants/<name>` (or ./...) would not check those plans. at is where
 // the supports list is.
 func (s *source) selfCheckProblems(dir, name string, supports []string, at string) []Problem {
@@ -262,7 +262,7 @@ func (s *source) selfCheckProblems(dir, name string, supports []string, at strin
 	if p == nil || p.inst == nil {
 		return nil
 	}
-	hint := fmt.Sprintf("add %s/plans.cue as entrants/vector/plans.cue is written (package %s; check: schema.#Plans & {entrant: entrant, envs: {…}}), with each environment %s supports imported and in envs", dir, p.name, name)
+	hint := fmt.Sprintf("add %s/plans.cue as entrants/vector/plans.cue is written (package %s; let entrant = #entrant; check: schema.#Plans & {#entrant: entrant, #envs: {…}}), with each environment %s supports imported and in #envs", dir, p.name, name)
 	declared, file := false, ""
 	imported := map[string]string{} // environment directory → file
 	for _, f := range append(slices.Clone(p.checks), p.inst.Files...) {
@@ -291,7 +291,7 @@ func (s *source) selfCheckProblems(dir, name string, supports []string, at strin
 	for _, env := range supports {
 		if _, ok := imported[env]; !ok {
 			out = append(out, Problem{Pos: file + ":1", Rule: "layout", Message: fmt.Sprintf(
-				"%s: supports %s, which its %s does not resolve against, so the official `cue vet` does not check that pair; import %q and add it to envs",
+				"%s: supports %s, which its %s does not resolve against, so the official `cue vet` does not check that pair; import %q and add it to #envs",
 				name, env, selfCheck, s.importPath("envs/"+env, s.pkgs["envs/"+env].nameOr(env)))})
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"spatec.dev/spatec/exec"
 	"spatec.dev/spatec/exec/engine/docker"
 	"spatec.dev/spatec/exec/gclog"
+	"spatec.dev/spatec/internal/harnessenv"
 	"spatec.dev/spatec/internal/testenv"
 	"spatec.dev/spatec/runs/record"
 	"spatec.dev/spatec/schema"
@@ -516,16 +517,6 @@ func TestPlanForKubernetes(t *testing.T) {
 	}
 }
 
-// TestCandidatesClosestThenByName: names at the same distance are listed
-// alphabetically, after every closer one.
-func TestCandidatesClosestThenByName(t *testing.T) {
-	got := closest("k8s-one", []string{"local", "k8s-two", "bench-96c", "k8s-pods", "k8s-single", "retired-32c"})
-	want := []string{"k8s-pods", "k8s-two", "k8s-single", "local", "bench-96c", "retired-32c"}
-	if !slices.Equal(got, want) {
-		t.Errorf("closest = %q, want %q", got, want)
-	}
-}
-
 // TestNoTreeIsAUsageError: a --tree that names no tree is the command
 // line's mistake (exit 2), and says what a tree is.
 func TestNoTreeIsAUsageError(t *testing.T) {
@@ -573,5 +564,34 @@ func TestRefusedExecLeavesNoResults(t *testing.T) {
 	}
 	if _, err := os.Stat(results); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("results %s after a refusal: %v; want it never made", results, err)
+	}
+}
+
+// TestPlanOfAnEnvironmentAlone: `spatec plan --env` on an environment no
+// entrant supports says so, and still checks the environment's own
+// arithmetic: one whose envelope overflows its host fails with C4 at its
+// own line.
+func TestPlanOfAnEnvironmentAlone(t *testing.T) {
+	code, out, errOut := cli(t, "plan", "--tree", sampleTree(t), "--env", harnessenv.Name)
+	if code != exitOK || out != "" || !strings.Contains(errOut, harnessenv.Name+": no entrant supports it yet") {
+		t.Fatalf("plan of a sound environment alone: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, _, errOut = cli(t, "plan", "--tree", sampleTree(t, harnessenv.Edit{Old: "envelope: memory: 24 * GiB", New: "envelope: memory: 60 * GiB"}), "--env", harnessenv.Name)
+	want := "C4: " + harnessenv.Name + ": infra 24 GiB + envelope 60 GiB + reserve 8 GiB = 92 GiB exceeds the host's 64 GiB (memory) before any entrant adds to it"
+	if code != exitProblems || !strings.Contains(errOut, harnessenv.Dir+"/env.cue:") || !strings.Contains(errOut, want) {
+		t.Fatalf("plan of an environment that overflows its host: exit %d, want %q at its file:\n%s", code, want, errOut)
+	}
+}
+
+// TestValidateRefusesAPlainFile: a file that is neither a results tree nor
+// records is a usage error, not "0 records, 0 problems".
+func TestValidateRefusesAPlainFile(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(f, []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cli(t, "validate", f)
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "not a results tree nor a .jsonl file of records") {
+		t.Fatalf("validate of a plain file: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"spatec.dev/spatec/compiler"
+	"spatec.dev/spatec/internal/nearest"
 	"spatec.dev/spatec/schema"
 )
 
@@ -27,15 +28,15 @@ func loadEnvironment(dir, name string) (*schema.Environment, error) {
 // resolved: REFUSED is for the contract and the host, not for typing.
 func checkNames(t *compiler.Tree, env string, args []string) error {
 	if env != allEnvs && !slices.Contains(t.Environments(), env) {
-		return usageError{fmt.Sprintf("no environment %q; the tree has: %s", env, strings.Join(closest(env, t.Environments()), ", "))}
+		return usageError{fmt.Sprintf("no environment %q; the tree has: %s", env, strings.Join(nearest.Sorted(env, t.Environments()), ", "))}
 	}
 	for _, a := range args {
 		e, v, hasVariant := strings.Cut(a, ":")
 		if !slices.Contains(t.Entrants(), e) {
-			return usageError{fmt.Sprintf("no entrant %q; the tree has: %s", e, strings.Join(closest(e, t.Entrants()), ", "))}
+			return usageError{fmt.Sprintf("no entrant %q; the tree has: %s", e, strings.Join(nearest.Sorted(e, t.Entrants()), ", "))}
 		}
 		if names, _ := t.Variants(e); hasVariant && !slices.Contains(names, v) {
-			return usageError{fmt.Sprintf("entrant %s has no variant %q; it has: %s", e, v, strings.Join(closest(v, names), ", "))}
+			return usageError{fmt.Sprintf("entrant %s has no variant %q; it has: %s", e, v, strings.Join(nearest.Sorted(v, names), ", "))}
 		}
 		if env != allEnvs && !t.Supports(e, env) {
 			var supported []string
@@ -48,38 +49,4 @@ func checkNames(t *compiler.Tree, env string, args []string) error {
 		}
 	}
 	return nil
-}
-
-// closest orders names by their edit distance to name, nearest first, and
-// names at the same distance alphabetically.
-func closest(name string, names []string) []string {
-	out := slices.Clone(names)
-	slices.SortFunc(out, func(a, b string) int {
-		if d := distance(name, a) - distance(name, b); d != 0 {
-			return d
-		}
-		return strings.Compare(a, b)
-	})
-	return out
-}
-
-// distance is the Levenshtein distance between a and b.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

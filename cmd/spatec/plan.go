@@ -131,6 +131,9 @@ func cmdPlan(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	for _, p := range problems {
 		fmt.Fprintln(stderr, p)
 	}
+	if len(plans) == 0 && len(problems) == 0 && *env != allEnvs {
+		fmt.Fprintf(stderr, "%s: no entrant supports it yet, so there is no plan to print; the environment's own checks pass\n", *env)
+	}
 	if err := pinSources(cmp.Or(*tree, findCheckout()), plans); err != nil {
 		return err
 	}

@@ -25,6 +25,13 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) err
 	if len(roots) == 0 {
 		roots = []string{"results"}
 	}
+	for _, root := range roots {
+		// A file that holds no records is a mistake on the command line,
+		// not a tree with none in it.
+		if fi, err := os.Stat(root); err == nil && !fi.IsDir() && !strings.HasSuffix(root, ".jsonl") {
+			return usageError{fmt.Sprintf("validate %s: not a results tree nor a .jsonl file of records; give the results directory (results/<env>/<entrant>/<YYYY-MM>.jsonl), e.g. spatec validate results", root)}
+		}
+	}
 	n := 0
 	for _, root := range roots {
 		sum, problems := record.ValidateTreeWith(root, func(path string) (int, []record.Problem, bool) {

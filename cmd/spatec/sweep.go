@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"spatec.dev/spatec/compiler"
+	"spatec.dev/spatec/internal/nearest"
 	"spatec.dev/spatec/runs/record"
 )
 
@@ -45,7 +46,7 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if len(studies) == 0 {
 			return usageError{msg + "; it declares none (studies: in its CUE)"}
 		}
-		return usageError{fmt.Sprintf("%s; it has: %s", msg, strings.Join(closest(study, studies), ", "))}
+		return usageError{fmt.Sprintf("%s; it has: %s", msg, strings.Join(nearest.Sorted(study, studies), ", "))}
 	}
 	ids := make([]compiler.PlanID, len(points))
 	for i, v := range points {

@@ -104,7 +104,7 @@ env: schema.#Environment & {
 	}
 	envelope: memory: 24 * GiB
 	network: "bridge"
-	workloads: "sensor-batch": sensorbatch.workload & {messages: 1_500_000}
+	workloads: "sensor-batch": sensorbatch.#workload & {messages: 1_500_000}
 }
 `
 
