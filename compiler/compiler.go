@@ -167,6 +167,7 @@ func (t *Tree) checkEnvironments(schemaPath string) {
 		if len(ps) == 0 {
 			continue
 		}
+		ps = t.suggest(ps)
 		t.envProblems[name] = ps
 		t.broken = append(t.broken, ps...)
 	}

@@ -40,6 +40,7 @@ var typeErrors = map[string]bool{
 	"C1 envelope written by hand":                 true,
 	"C15 unknown field":                           true,
 	"C15 memory not integer bytes":                true,
+	"C15 memory written as a string":              true,
 	"C16 no pinned version":                       true,
 	"C15 no CPU at all":                           true,
 	"C15 knob of the wrong type":                  true,

@@ -290,6 +290,13 @@ func ruleFor(e errors.Error, fallback string) string {
 var knobValue = regexp.MustCompile(`(?:^|\.)knobs\.([^.]+)\.value$`)
 
 // explain rewrites the evaluator's terse messages into what to do.
+// sizeString and numberString read a size or a number written as a string
+// out of a conflict ("96G", "4"), to say how to write it.
+var (
+	sizeString   = regexp.MustCompile(`conflicting values "([0-9]+) ?([KMGT])(?:i?B)?"`)
+	numberString = regexp.MustCompile(`conflicting values "([0-9]+(?:\.[0-9]+)?)"`)
+)
+
 func explain(field, msg string) string {
 	switch {
 	case strings.Contains(msg, "field not allowed"):
@@ -298,10 +305,18 @@ func explain(field, msg string) string {
 			name = field[i+1:]
 		}
 		return fmt.Sprintf("unknown field %q at %s; files are closed (C15): remove it or fix its spelling", name, field)
-	case strings.Contains(msg, "conflicting values") && strings.Contains(field, "envelope"):
+	case strings.Contains(msg, "conflicting values") && strings.HasSuffix(field, "envelope.cpus"):
 		return fmt.Sprintf("%s: %s; the envelope's cpus are derived as min(partitions, host cores − infra cpus − reserve cpus): remove the hand-written value", field, msg)
-	case strings.Contains(msg, "conflicting values") && (strings.HasSuffix(field, ".memory") || strings.HasSuffix(field, ".cpus")):
-		return fmt.Sprintf("%s: %s; memory is integer bytes (write 96 * GiB) and CPUs a decimal with at most two places", field, msg)
+	case strings.Contains(msg, "conflicting values") && (strings.HasSuffix(field, ".memory") || strings.HasSuffix(field, ".memorySwap")):
+		if m := sizeString.FindStringSubmatch(msg); m != nil {
+			return fmt.Sprintf("%s: %s; memory is integer bytes, not a string: write %s * %siB", field, msg, m[1], m[2])
+		}
+		return fmt.Sprintf("%s: %s; memory is integer bytes: write it with a unit, e.g. 96 * GiB", field, msg)
+	case strings.Contains(msg, "conflicting values") && strings.HasSuffix(field, ".cpus"):
+		if m := numberString.FindStringSubmatch(msg); m != nil {
+			return fmt.Sprintf("%s: %s; CPUs are a number, not a string: write %s", field, msg, m[1])
+		}
+		return fmt.Sprintf("%s: %s; CPUs are a number with at most two decimal places", field, msg)
 	case strings.HasSuffix(field, ".cpus") && strings.Contains(msg, "out of bound >0"):
 		return fmt.Sprintf("%s: %s; a container needs some CPU to run at all: give it at least 0.01 (the quota grain), a data plane env.envelope.cpus, a control plane at most env.controlPlane.cpus", field, msg)
 	case strings.HasSuffix(field, ".memory") && strings.Contains(msg, "out of bound >0"):

@@ -101,7 +101,7 @@ func (t *Tree) resolve(envName, entrantName, variant string) (cue.Value, string,
 			problems[i].Plans = []PlanID{id}
 		}
 	}
-	return pv, variant, dedupe(problems)
+	return pv, variant, dedupe(t.suggest(problems))
 }
 
 // decode turns a resolved plan value into its Go form. The environment is
