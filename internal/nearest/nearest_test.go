@@ -18,7 +18,7 @@ func TestClose(t *testing.T) {
 	names := []string{"sensor-batch", "json-rows"}
 	for in, want := range map[string]string{
 		"sensor-bacth": "sensor-batch", // two letters swapped
-		"calss":        "", // not close to either
+		"calss":        "",             // not close to either
 		"json-row":     "json-rows",
 		"avro-rows":    "", // nothing close
 		"json-rows":    "", // not misspelt
