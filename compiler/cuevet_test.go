@@ -9,27 +9,12 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"spatec.dev/spatec/internal/testenv"
 )
 
-// cueTool finds the official cue command: on PATH, or where `go install`
-// puts it. Under CI=true its absence fails the test.
-func cueTool(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("cue"); err == nil {
-		return p
-	}
-	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
-		p := filepath.Join(strings.TrimSpace(string(out)), "bin", "cue")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("the cue command is required under CI=true and is not installed; `bash .ci/test` installs it")
-	}
-	t.Skip("the cue command is not installed")
-	return ""
-}
+// cueTool is the official cue command.
+func cueTool(t *testing.T) string { return testenv.Cue(t) }
 
 var checkRule = regexp.MustCompile(`^C[0-9]+$`)
 
