@@ -135,7 +135,7 @@ func fromError(err error, fallback, where string, locate func(field string) stri
 			p.Rule, msg = m[1], msg[len(m[0]):]
 			p.Message = msg
 		} else {
-			p.Message = explain(field, msg)
+			p.Message = explain(field, msg) + twice(msg, errors.Positions(e))
 			if where != "" {
 				p.Message = where + ": " + p.Message
 			}
@@ -146,6 +146,29 @@ func fromError(err error, fallback, where string, locate func(field string) stri
 }
 
 var ruleID = regexp.MustCompile(`^(C[0-9]+): `)
+
+// twice says, of a conflict between two values an author wrote (a key
+// given twice, in one file or two), where both are, so that one is kept.
+func twice(msg string, at []token.Pos) string {
+	if !strings.HasPrefix(msg, "conflicting values \"") {
+		return ""
+	}
+	var lines []string
+	for _, p := range at {
+		if s := p.Position().String(); p.IsValid() && !isSchemaFile(s) && !slices.Contains(lines, s) {
+			lines = append(lines, s)
+		}
+	}
+	if len(lines) < 2 {
+		return ""
+	}
+	for i, l := range lines {
+		if j := strings.LastIndex(l, ":"); j > 0 {
+			lines[i] = l[:j] // file:line, without the column
+		}
+	}
+	return fmt.Sprintf("; the field is given two values (%s): keep one", strings.Join(lines, " and "))
+}
 
 // fieldPath is the path of the field an error is on, as a plan names it:
 // "env.infra.clickhouse" whether the error came from a plan, from the
@@ -178,9 +201,12 @@ func rootCauses(errs []errors.Error) []errors.Error {
 			missing[e.Path()[len(e.Path())-1]] = true
 		}
 	}
-	// A builtin that cannot encode a value (yaml.Marshal of a file) only
-	// echoes the error in the value: with that error present, it goes.
-	echo := func(format string) bool { return strings.HasPrefix(format, "error in call to ") }
+	// A builtin that cannot encode a value (yaml.Marshal of a file), or an
+	// interpolation of a value in error, only echoes the error in the
+	// value: with that error present, it goes.
+	echo := func(format string) bool {
+		return strings.HasPrefix(format, "error in call to ") || strings.HasPrefix(format, "invalid interpolation")
+	}
 	var causes int
 	for _, e := range errs {
 		if format, _ := e.Msg(); !echo(format) {

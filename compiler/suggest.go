@@ -13,11 +13,22 @@ import (
 // unknownField finds the field an "unknown field" problem names, and where.
 var unknownField = regexp.MustCompile(`unknown field "([^"]+)" at (\S+); files are closed \(C15\): remove it or fix its spelling`)
 
+// unknownKnob finds the name a variant sets that is no knob, and the knobs.
+var unknownKnob = regexp.MustCompile(`sets (\S+), which is not a knob of the entrant \(it has: ([^)]*)\); write one of those`)
+
 // suggest adds to each unknown-field problem the field the schema allows
-// there that its name is closest to: a misspelling is then named with its
-// fix ("did you mean memory? write memory"), not only refused.
+// there that its name is closest to, and to a variant's unknown knob the
+// knob: a misspelling is then named with its fix ("did you mean memory?
+// write memory"), not only refused.
 func (t *Tree) suggest(ps []Problem) []Problem {
 	for i, p := range ps {
+		if m := unknownKnob.FindStringSubmatchIndex(p.Message); m != nil {
+			name, knobs := p.Message[m[2]:m[3]], strings.Split(p.Message[m[4]:m[5]], ", ")
+			if near := nearest.Close(name, knobs); near != "" {
+				ps[i].Message = p.Message[:m[1]-len("write one of those")] + fmt.Sprintf("did you mean %s? write %s", near, near) + p.Message[m[1]:]
+			}
+			continue
+		}
 		m := unknownField.FindStringSubmatchIndex(p.Message)
 		if m == nil {
 			continue
