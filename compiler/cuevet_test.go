@@ -45,6 +45,7 @@ func TestCueVetAgrees(t *testing.T) {
 			continue // only spatec vet sees it
 		}
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			files := map[string][]byte{}
 			for name, f := range base {

@@ -476,6 +476,7 @@ func TestMustFail(t *testing.T) {
 	base := realTree(t)
 	for _, c := range mustFails {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			fsys := fstest.MapFS{}
 			for k, v := range base {
 				fsys[k] = v

@@ -49,7 +49,7 @@ func TestDrainFaults(t *testing.T) {
 		if !errors.As(err, &f) {
 			t.Fatalf("Run returned %s; want a *Failure", describe(err))
 		}
-		if res.Record.Status != record.StatusFailed || res.Record.Note != f.Reason {
+		if res.Record.Status != record.StatusFailed || !noteGives(res.Record.Note, f.Reason) {
 			t.Errorf("record status %s, note %q; want failed with the reason %q", res.Record.Status, res.Record.Note, f.Reason)
 		}
 		t.Logf("failure: %s", f.Reason)
@@ -124,7 +124,7 @@ func TestDrainFaults(t *testing.T) {
 				t.Errorf("refusal %q does not contain %q", ref.Reason, want)
 			}
 		}
-		if res.Record.Status != record.StatusRefused || res.Record.Note != "REFUSED: "+ref.Reason {
+		if res.Record.Status != record.StatusRefused || !noteGives(res.Record.Note, "REFUSED: "+ref.Reason) {
 			t.Errorf("record status %s, note %q; want refused with the reason", res.Record.Status, res.Record.Note)
 		}
 		if len(res.Record.Run.Cgroups) != 0 {
@@ -181,7 +181,7 @@ func TestClickHouseLostMidDrain(t *testing.T) {
 		t.Errorf("failure %q does not give the counts", f.Reason)
 	}
 	recs := logLines(t, results)
-	if len(recs) != 1 || recs[0].Status != record.StatusFailed || recs[0].Note != f.Reason {
+	if len(recs) != 1 || recs[0].Status != record.StatusFailed || !noteGives(recs[0].Note, f.Reason) {
 		t.Errorf("recorded %+v; want one failed record with the reason", recs)
 	}
 	if problems := record.Validate(results); len(problems) != 0 {
@@ -306,4 +306,11 @@ func TestSessionCloseRemovesEverything(t *testing.T) {
 	s.Close()
 	closed = true
 	assertNothingLeft(t, e, LabelRun, s.id)
+}
+
+// noteGives reports whether a record's note is the reason a run failed or
+// was refused, followed by nothing or by the caveats of the run (a host busy
+// outside it): what the host did beside a run is not the test's to fix.
+func noteGives(note, reason string) bool {
+	return note == reason || strings.HasPrefix(note, reason+"; the host was busy outside the run: ")
 }
