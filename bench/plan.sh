@@ -28,6 +28,8 @@ names=("spatec vet" "spatec plan --env all" "cue vet ./...")
 for c in "${cmds[@]}"; do $c >/dev/null; done
 
 t=(0 0 0) f=("" "" "")
+# each round's figure and ratio, for the spread over the rounds
+lo=(1e18 1e18 1e18) hi=(0 0 0) rlo=(1e9 1e9) rhi=(0 0)
 if perf stat -e task-clock true >/dev/null 2>&1; then
   how="perf stat -r $runs x 3 rounds, mean"
   # prints "<elapsed us> <page faults>"
@@ -36,11 +38,20 @@ if perf stat -e task-clock true >/dev/null 2>&1; then
       awk '/page-faults/ {gsub(",", "", $1); pf = $1} /seconds time elapsed/ {print $1 * 1e6, pf}'
   }
   for round in 1 2 3; do # alternate, so no command always runs on a warmer machine
+    r=(0 0 0)
     for i in 0 1 2; do
       # shellcheck disable=SC2086
       read -r us pf < <(measure ${cmds[$i]})
       t[$i]=$(awk -v a="${t[$i]}" -v b="$us" 'BEGIN {print a + b / 3}')
       f[$i]=$pf
+      r[$i]=$us
+      lo[$i]=$(awk -v a="${lo[$i]}" -v b="$us" 'BEGIN {print (b < a) ? b : a}')
+      hi[$i]=$(awk -v a="${hi[$i]}" -v b="$us" 'BEGIN {print (b > a) ? b : a}')
+    done
+    for i in 0 1; do
+      q=$(awk -v a="${r[$i]}" -v c="${r[2]}" 'BEGIN {print a / c}')
+      rlo[$i]=$(awk -v a="${rlo[$i]}" -v b="$q" 'BEGIN {print (b < a) ? b : a}')
+      rhi[$i]=$(awk -v a="${rhi[$i]}" -v b="$q" 'BEGIN {print (b > a) ? b : a}')
     done
   done
 else
@@ -59,9 +70,12 @@ fi
 plans=$("$bin/spatec" vet | awk '/plans,/ {print $1}')
 echo "all $plans plans of the tree, wall time ($how)"
 for i in 0 1 2; do
-  awk -v n="${names[$i]}" -v s="${t[$i]}" -v c="${t[2]}" -v pf="${f[$i]}" 'BEGIN {
+  awk -v n="${names[$i]}" -v s="${t[$i]}" -v c="${t[2]}" -v pf="${f[$i]}" -v lo="${lo[$i]}" -v hi="${hi[$i]}" \
+    -v rlo="${rlo[$i]:-}" -v rhi="${rhi[$i]:-}" 'BEGIN {
     printf "%-22s %7.1f ms", n, s / 1000
+    if (hi > 0) printf " [%.1f-%.1f]", lo / 1000, hi / 1000
     printf "   %5s", (n != "cue vet ./...") ? sprintf("%.2fx", s / c) : "1.00x"
+    if (rhi != "" && n != "cue vet ./...") printf " [%.2f-%.2f]", rlo, rhi
     if (pf != "") printf "   %5d page faults", pf
     printf "\n"
   }'
