@@ -316,6 +316,9 @@ func ruleFor(e errors.Error, fallback string) string {
 var knobValue = regexp.MustCompile(`(?:^|\.)knobs\.([^.]+)\.value$`)
 
 // explain rewrites the evaluator's terse messages into what to do.
+// outOfBound reads a bound a value broke: "invalid value 0 (out of bound >0)".
+var outOfBound = regexp.MustCompile(`^invalid value (\S+) \(out of bound (>=|<=|!=|>|<)([^)]+)\)$`)
+
 // sizeString and numberString read a size or a number written as a string
 // out of a conflict ("96G", "4"), to say how to write it.
 var (
@@ -350,6 +353,9 @@ func explain(field, msg string) string {
 	case knobValue.MatchString(field) && strings.Contains(msg, "mismatched types"):
 		knob := knobValue.FindStringSubmatch(field)[1]
 		return fmt.Sprintf("knob %s has a value of the wrong type (%s); values are exact (C15): give %s a value of the type its knob declares (its type field)", knob, msg, knob)
+	case outOfBound.MatchString(msg):
+		m := outOfBound.FindStringSubmatch(msg)
+		return fmt.Sprintf("%s: %s; write a value %s %s", field, msg, map[string]string{">": "above", ">=": "at least", "<": "below", "<=": "at most", "!=": "other than"}[m[2]], m[3])
 	case strings.Contains(msg, "field is required but not present"):
 		return fmt.Sprintf("%s is missing; it is required (the schema's doc comment on it says what it holds): add it", field)
 	case strings.Contains(msg, "incomplete value"):

@@ -193,6 +193,13 @@ func mutations(t *testing.T, fsys fstest.MapFS, tr *Tree) []mutation {
 			out = append(out, mutation{shape: "duplicate key", file: file, field: f.label, line: f.line + 1, old: old,
 				new: old + "\n" + indent + `description: "another description"`, rule: "C15", message: "conflicting values"})
 		}
+		// A value out of its bound: a topic of no partitions.
+		if f, ok := first(func(f topField) bool { return f.label == "partitions" && f.oneLine }); ok {
+			old := lines[f.line-1]
+			i := strings.Index(old, ":") + 1
+			out = append(out, mutation{shape: "out of bound", file: file, field: f.label, line: f.line, old: old,
+				new: old[:i] + " 0", rule: "C15", message: "invalid value 0 (out of bound >0); write a value above 0"})
+		}
 		// An environment that overflows its own host's memory.
 		if kind == "env" {
 			for i, l := range lines {
@@ -217,7 +224,8 @@ func mutations(t *testing.T, fsys fstest.MapFS, tr *Tree) []mutation {
 
 // TestMutationsByShape: for each shape of careless edit (a misspelt name,
 // a required field left out, a number written as a string, a key given
-// twice, an environment that overflows its host), made to every environment
+// twice, a value out of its bound, an environment that overflows its
+// host), made to every environment
 // and entrant of the tree, spatec vet refuses it at the edited line (a
 // field left out: in its file) with a rule, the official `cue vet -c`
 // refuses it too, naming the same rule where it can name one (its own type
