@@ -45,6 +45,11 @@ type Tree struct {
 	variants map[string]variantList
 	// display prefixes the tree's file names, as Options.Display.
 	display string
+	// files is the tree, read again for the schema's doc comments when a
+	// problem needs one (docPlan).
+	files fs.FS
+	// docs is #Plan with its doc comments, once built (docPlan).
+	docs *cue.Value
 	// plans holds every supported plan, by environment, entrant and
 	// variant, when the tree was built as one package.
 	plans cue.Value
@@ -110,6 +115,7 @@ func Load(opts Options) (*Tree, error) {
 
 		entrantParts: map[string]schema.Entrant{},
 		display:      opts.Display,
+		files:        opts.files(),
 	}
 	src, err := newSource(t.ctx, opts.files(), opts.Display)
 	if err != nil {

@@ -371,6 +371,12 @@ var mustFails = []mustFail{
 	{name: "C16 no pinned version", file: vectorFile,
 		old: `pin:       "0.57.0"`, new: `pin:       ""`,
 		env: "bench-96c", entrant: "vector", rule: "C16", message: "invalid value"},
+	{name: "C16 version block left out, at the entrant's file, saying what it holds", file: vectorFile,
+		old: "\tversion: {\n\t\tpin:       \"0.57.0\"\n\t\tcontainer: \"vector\"\n\t\tcommand: [\"vector\", \"--version\"]\n\t\tmatch: \"^vector ([0-9.]+)\"\n\t}\n", new: "",
+		env: "bench-96c", entrant: "vector", rule: "C16",
+		message: "entrant.version is missing; it is required (the schema says: version says how the version is read inside the image and which version is pinned (C16)): add it",
+		line:    `name:        "vector"`,
+		notIn:   "p.message"},
 	// Kubernetes: what the cluster applies must be what the plan declares.
 	{name: "C6 fractional CPUs on exclusive cores", file: k8sFile,
 		old: "cpus:   0.05", new: "cpus:   0.55",
