@@ -129,7 +129,10 @@ func authorFiles(fsys fstest.MapFS) []string {
 	return out
 }
 
-var gibLine = regexp.MustCompile(`^(\s*envelope: memory: )\d+ \* GiB$`)
+var (
+	gibLine = regexp.MustCompile(`^(\s*envelope: memory: )\d+ \* GiB$`)
+	hostGiB = regexp.MustCompile(`^(\s*memory: )(\d+) \* GiB$`)
+)
 
 // mutations makes every shape's edit of every author file.
 func mutations(t *testing.T, fsys fstest.MapFS, tr *Tree) []mutation {
@@ -200,6 +203,27 @@ func mutations(t *testing.T, fsys fstest.MapFS, tr *Tree) []mutation {
 			out = append(out, mutation{shape: "out of bound", file: file, field: f.label, line: f.line, old: old,
 				new: old[:i] + " 0", rule: "C15", message: "invalid value 0 (out of bound >0); write a value above 0"})
 		}
+		// A wrong unit: the host's memory written in MiB where GiB was
+		// meant. No envelope then fits, so the hint names the host.
+		if f, ok := first(func(f topField) bool { return f.label == "host" }); ok && kind == "env" {
+			for i := f.line; i < len(lines); i++ {
+				m := hostGiB.FindStringSubmatch(lines[i])
+				if m == nil {
+					continue
+				}
+				old := lines[i]
+				out = append(out, mutation{shape: "wrong unit", file: file, field: "host.memory", line: i + 1, old: old,
+					new: m[1] + m[2] + " * schema.MiB", rule: "C4", message: "no envelope fits",
+					fix: func(p string) (string, bool) {
+						h := regexp.MustCompile(`raise host\.memory to at least (\d+) (GiB|MiB)`).FindStringSubmatch(p)
+						if h == nil {
+							return "", false
+						}
+						return m[1] + h[1] + " * schema." + h[2], true
+					}})
+				break
+			}
+		}
 		// An environment that overflows its own host's memory.
 		if kind == "env" {
 			for i, l := range lines {
@@ -223,9 +247,9 @@ func mutations(t *testing.T, fsys fstest.MapFS, tr *Tree) []mutation {
 }
 
 // TestMutationsByShape: for each shape of careless edit (a misspelt name,
-// a required field left out, a number written as a string, a key given
-// twice, a value out of its bound, an environment that overflows its
-// host), made to every environment
+// a required field left out, a number written as a string, a memory in
+// the wrong unit, a key given twice, a value out of its bound, an
+// environment that overflows its host), made to every environment
 // and entrant of the tree, spatec vet refuses it at the edited line (a
 // field left out: in its file) with a rule, the official `cue vet -c`
 // refuses it too, naming the same rule where it can name one (its own type
