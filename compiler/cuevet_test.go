@@ -22,14 +22,17 @@ var checkRule = regexp.MustCompile(`^C[0-9]+$`)
 // a closed struct, a constraint) rather than a contract check: cue vet
 // names the field and the conflict, not a rule id.
 var typeErrors = map[string]bool{
-	"C1 envelope written by hand":                 true,
-	"C15 unknown field":                           true,
-	"C15 memory not integer bytes":                true,
-	"C15 memory written as a string":              true,
-	"C16 no pinned version":                       true,
-	"C15 no CPU at all":                           true,
-	"C15 knob of the wrong type":                  true,
-	"C15 knob of the wrong type set by a variant": true,
+	"C1 envelope written by hand":                    true,
+	"C15 unknown field":                              true,
+	"C15 memory not integer bytes":                   true,
+	"C15 memory written as a string":                 true,
+	"C16 no pinned version":                          true,
+	"C15 no CPU at all":                              true,
+	"C15 knob of the wrong type":                     true,
+	"C15 knob of the wrong type set by a variant":    true,
+	"footprint: an axis that is no cap":              true,
+	"footprint: a degradation fraction out of bound": true,
+	"footprint: no repetitions":                      true,
 	// CUE's own "field is required but not present".
 	"C16 version block left out, at the entrant's file, saying what it holds": true,
 }

@@ -347,9 +347,9 @@ func explain(field, msg string) string {
 		}
 		return fmt.Sprintf("%s: %s; CPUs are a number with at most two decimal places", field, msg)
 	case strings.HasSuffix(field, ".cpus") && strings.Contains(msg, "out of bound >0"):
-		return fmt.Sprintf("%s: %s; a container needs some CPU to run at all: give it at least 0.01 (the quota grain), a data plane env.envelope.cpus, a control plane at most env.controlPlane.cpus", field, msg)
+		return fmt.Sprintf("%s: %s; a container needs some CPU to run at all: give it at least 0.01 (the quota grain), a data plane envelope.cpus, a control plane at most env.controlPlane.cpus", field, msg)
 	case strings.HasSuffix(field, ".memory") && strings.Contains(msg, "out of bound >0"):
-		return fmt.Sprintf("%s: %s; a container needs memory to run at all: give it integer bytes above 0 (write 1 * GiB), a data plane env.envelope.memory", field, msg)
+		return fmt.Sprintf("%s: %s; a container needs memory to run at all: give it integer bytes above 0 (write 1 * GiB), a data plane envelope.memory", field, msg)
 	case knobValue.MatchString(field) && strings.Contains(msg, "mismatched types"):
 		knob := knobValue.FindStringSubmatch(field)[1]
 		return fmt.Sprintf("knob %s has a value of the wrong type (%s); values are exact (C15): give %s a value of the type its knob declares (its type field)", knob, msg, knob)

@@ -2,6 +2,8 @@ package compiler
 
 import (
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -19,7 +21,35 @@ import (
 // entrant or environment file) and any structural error (an unknown field, a
 // wrong type, a missing field).
 func (t *Tree) Resolve(envName, entrantName, variant string) (*schema.Plan, []Problem) {
-	pv, variant, problems := t.resolve(envName, entrantName, variant)
+	return t.resolveDecoded(envName, entrantName, variant, nil)
+}
+
+// ResolveFootprint resolves one point of an entrant's footprint study: the
+// plan of the study's variant, its data plane given cap (bytes or CPUs) on
+// the study's axis in place of the environment's envelope, and everything
+// the entrant derives from its envelope derived from that. The contract
+// checks the point as it checks any plan.
+func (t *Tree) ResolveFootprint(envName, entrantName, study string, cap float64) (*schema.Plan, []Problem) {
+	base, problems := t.Resolve(envName, entrantName, "")
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	fp, ok := base.Entrant.Footprints[study]
+	if !ok {
+		return nil, []Problem{{Rule: "usage", Message: fmt.Sprintf("entrant %s has no footprint study %q; it has: %s",
+			entrantName, study, strings.Join(slices.Sorted(maps.Keys(base.Entrant.Footprints)), ", "))}}
+	}
+	point := &schema.FootprintPoint{Study: study, Axis: fp.Axis, Cap: cap, Full: base.Env.Envelope.CPUs, Fraction: fp.Fraction}
+	if fp.Axis == schema.AxisMemory {
+		point.Cap, point.Full = math.Round(cap), float64(base.Env.Envelope.Memory)
+	}
+	return t.resolveDecoded(envName, entrantName, fp.Variant, point)
+}
+
+// resolveDecoded resolves a plan, at a footprint point when one is given,
+// and decodes it.
+func (t *Tree) resolveDecoded(envName, entrantName, variant string, point *schema.FootprintPoint) (*schema.Plan, []Problem) {
+	pv, variant, problems := t.resolve(envName, entrantName, variant, point)
 	if len(problems) > 0 {
 		return nil, problems
 	}
@@ -27,19 +57,22 @@ func (t *Tree) Resolve(envName, entrantName, variant string) (*schema.Plan, []Pr
 	if err != nil {
 		return nil, fromError(err, "", entrantName+":"+variant+" on "+envName, locator(pv))
 	}
+	plan.Footprint = point
 	return plan, nil
 }
 
 // Check reports every problem of one plan, as Resolve does, without
 // decoding it: what `spatec vet` needs.
 func (t *Tree) Check(envName, entrantName, variant string) []Problem {
-	_, _, problems := t.resolve(envName, entrantName, variant)
+	_, _, problems := t.resolve(envName, entrantName, variant, nil)
 	return problems
 }
 
 // resolve finds or builds the plan value and diagnoses it; variant "" is
-// the entrant's default, and the variant used is returned.
-func (t *Tree) resolve(envName, entrantName, variant string) (cue.Value, string, []Problem) {
+// the entrant's default, and the variant used is returned. At a footprint
+// point the plan is always built here: the tree resolves only the
+// environment's own envelope.
+func (t *Tree) resolve(envName, entrantName, variant string, point *schema.FootprintPoint) (cue.Value, string, []Problem) {
 	env, ok := t.envs[envName]
 	if !ok {
 		return cue.Value{}, "", []Problem{{Rule: "usage", Message: fmt.Sprintf("no environment %q; the tree has: %s", envName, strings.Join(t.Environments(), ", "))}}
@@ -62,19 +95,32 @@ func (t *Tree) resolve(envName, entrantName, variant string) (cue.Value, string,
 
 	// The plan was resolved when the tree was built as one package; else
 	// (a tree built apart, a pair the entrant does not list) unify here.
-	pv := t.plans.LookupPath(cue.MakePath(cue.Str(envName), cue.Str(entrantName), cue.Str(variant)))
+	var pv cue.Value
+	if point == nil {
+		pv = t.plans.LookupPath(cue.MakePath(cue.Str(envName), cue.Str(entrantName), cue.Str(variant)))
+	}
 	built := pv.Exists()
 	if !built {
-		// Assemble the three inputs first and unify them with #Plan once:
-		// each FillPath on #Plan itself would evaluate the whole plan again.
+		// Assemble the inputs first and unify them with #Plan once: each
+		// FillPath on #Plan itself would evaluate the whole plan again.
 		in := t.ctx.CompileString("{}").
 			FillPath(cue.ParsePath("env"), env.value).
 			FillPath(cue.ParsePath("entrant"), ent.value).
 			FillPath(cue.ParsePath("variant"), variant)
+		if point != nil {
+			var capV any = point.Cap
+			if point.Axis == schema.AxisMemory {
+				capV = int64(point.Cap)
+			}
+			in = in.FillPath(cue.ParsePath("footprint"), map[string]any{"study": point.Study, "axis": point.Axis, "cap": capV})
+		}
 		pv = t.plan.Unify(in)
 	}
 
 	id := PlanID{Env: envName, Entrant: entrantName, Variant: variant}
+	if point != nil {
+		id.Variant = fmt.Sprintf("%s (footprint %s at %s)", variant, point.Study, point.Show())
+	}
 	// The common case first: no contract problem, and every value concrete
 	// and free of errors. Only a plan that fails either way pays for the
 	// full diagnosis below.
@@ -131,17 +177,21 @@ func (t *Tree) decode(pv cue.Value, envName, variant string) (*schema.Plan, erro
 			Implements  []string                  `json:"implements"`
 			Version     schema.Version            `json:"version"`
 			Variants    map[string]schema.Variant `json:"variants"`
+			Footprints  map[string]schema.Footprint
 		}
 		for _, f := range []struct {
 			name string
 			into any
-		}{{"name", &s.Name}, {"description", &s.Description}, {"supports", &s.Supports}, {"implements", &s.Implements}, {"version", &s.Version}, {"variants", &s.Variants}} {
+		}{{"name", &s.Name}, {"description", &s.Description}, {"supports", &s.Supports}, {"implements", &s.Implements}, {"version", &s.Version}, {"variants", &s.Variants}, {"footprints", &s.Footprints}} {
 			if err := ent.LookupPath(cue.ParsePath(f.name)).Decode(f.into); err != nil {
 				return nil, err
 			}
 		}
 		shared = schema.Entrant{Name: s.Name, Description: s.Description, Supports: s.Supports,
 			Implements: s.Implements, Version: s.Version, Variants: s.Variants}
+		if len(s.Footprints) > 0 {
+			shared.Footprints = s.Footprints
+		}
 		t.entrantParts[key] = shared
 	}
 	plan.Entrant = shared

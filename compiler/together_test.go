@@ -77,7 +77,7 @@ func TestTreeOnDisk(t *testing.T) {
 	for name, f := range realTree(t) {
 		data := f.Data
 		if name == flinkFile {
-			data = []byte(strings.Replace(string(data), "cpus:    env.envelope.cpus", "cpus:    30", 1))
+			data = []byte(strings.Replace(string(data), "cpus:    envelope.cpus", "cpus:    30", 1))
 		}
 		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
 			t.Fatal(err)

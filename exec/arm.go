@@ -96,6 +96,10 @@ func (s *Session) newRun(plan *schema.Plan, opts Options) (*armRun, error) {
 		Metrics: map[string]record.Metric{},
 		Flags:   []string{},
 	}
+	if f := plan.Footprint; f != nil {
+		run.rec.SUT.Study = f.Study
+		run.rec.SUT.Footprint = &record.Footprint{Axis: f.Axis, Cap: f.Cap, Full: f.Full, Fraction: f.Fraction}
+	}
 	for name, raw := range s.infraCgroups {
 		run.rec.Run.Cgroups[name] = raw
 	}

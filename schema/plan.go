@@ -36,6 +36,10 @@ type Plan struct {
 	// the projects a recipe compiles). A plan reviewed with them binds the
 	// program: exec refuses a tree that gives another (C16).
 	Sources map[string]string `json:"sources,omitempty"`
+	// Footprint, on a point of a footprint study, is the cap the plan was
+	// resolved at: its envelope is not the environment's, and its records
+	// are never ranked beside the comparison's.
+	Footprint *FootprintPoint `json:"footprint,omitempty"`
 }
 
 // Environment is a resolved #Environment.
@@ -353,6 +357,7 @@ type Entrant struct {
 	Containers  map[string]Container `json:"containers"`
 	Deviations  []Deviation          `json:"deviations"`
 	Validate    []Validator          `json:"validate,omitempty"`
+	Footprints  map[string]Footprint `json:"footprints,omitempty"`
 	SinkObjects *SinkObjects         `json:"sinkObjects,omitempty"`
 }
 
@@ -393,6 +398,48 @@ type Variant struct {
 	Doc     string         `json:"doc,omitempty"`
 	Study   string         `json:"study,omitempty"`
 	Runs    string         `json:"runs,omitempty"`
+}
+
+// Footprint is a minimum-footprint study (#Footprint): one cap of the
+// data plane stepped down from the envelope until the arm degrades.
+type Footprint struct {
+	Doc        string  `json:"doc,omitempty"`
+	Axis       string  `json:"axis"`
+	Floor      float64 `json:"floor"`
+	Step       float64 `json:"step"`
+	Resolution float64 `json:"resolution"`
+	Fraction   float64 `json:"fraction"`
+	Reps       int     `json:"reps"`
+	Variant    string  `json:"variant,omitempty"`
+}
+
+// MiB is a mebibyte, in bytes.
+const MiB = 1 << 20
+
+// Footprint axes.
+const (
+	AxisMemory = "memory"
+	AxisCPUs   = "cpus"
+)
+
+// FootprintPoint says that a plan is a point of a footprint study: the
+// environment's envelope was set to Cap on the study's axis, and Full is
+// what the environment gives every arm.
+type FootprintPoint struct {
+	Study    string  `json:"study"`
+	Axis     string  `json:"axis"`
+	Cap      float64 `json:"cap"`
+	Full     float64 `json:"full"`
+	Fraction float64 `json:"fraction"`
+}
+
+// Show gives the point's cap in its unit: memory as the CUE files write
+// it, CPUs to the quota's grain.
+func (f *FootprintPoint) Show() string {
+	if f.Axis == AxisMemory {
+		return FormatBytes(int64(f.Cap))
+	}
+	return fmt.Sprintf("%.2f CPUs", f.Cap)
 }
 
 // Deviation discloses a departure from the contract's plain reading.

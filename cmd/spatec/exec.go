@@ -86,6 +86,38 @@ type armSpec struct {
 	messages int64
 }
 
+// schedule gives the arms of each round of a series and hears how each
+// run went: a fixed list for exec and sweep, a search for a footprint
+// study.
+type schedule interface {
+	// round gives the arms of the next round, each to run reps times with
+	// the repetitions interleaved across them; more is false when the
+	// series is over.
+	round() (arms []armSpec, reps int, more bool)
+	// ran hears one run's outcome (res may be nil, err says why).
+	ran(a armSpec, res *exec.Result, err error)
+	// total estimates the runs of the whole series, done ones included.
+	total() int
+}
+
+// fixed is a schedule of one round: every arm, reps times.
+type fixed struct {
+	arms  []armSpec
+	reps  int
+	given bool
+}
+
+func (s *fixed) round() ([]armSpec, int, bool) {
+	if s.given {
+		return nil, 0, false
+	}
+	s.given = true
+	return s.arms, s.reps, true
+}
+
+func (s *fixed) ran(armSpec, *exec.Result, error) {}
+func (s *fixed) total() int                       { return len(s.arms) * s.reps }
+
 // runArms runs every plan once a repetition, interleaved, in one session,
 // and says after each run how far the whole is and how long the rest
 // should take.
@@ -94,6 +126,12 @@ func runArms(ctx context.Context, f execFlags, runs []armSpec, reps int, hold ti
 	for i, a := range runs {
 		plans[i] = a.plan
 	}
+	return runSeries(ctx, f, plans, &fixed{arms: runs, reps: reps}, hold, evidence, stdout, stderr)
+}
+
+// runSeries runs a schedule's rounds in one session opened for plans (the
+// images they need are built once, their infrastructure started once).
+func runSeries(ctx context.Context, f execFlags, plans []*schema.Plan, sched schedule, hold time.Duration, evidence string, stdout, stderr io.Writer) error {
 	// An image with an unpinned download or closure is refused before
 	// anything is made, the results directory included.
 	if err := exec.CheckPinned(plans[0].Env, plans); err != nil {
@@ -123,41 +161,49 @@ func runArms(ctx context.Context, f execFlags, runs []armSpec, reps int, hold ti
 
 	var failed, refused []string
 	stopped := false
-	total, done, began := reps*len(runs), 0, time.Now()
-	for rep := 1; rep <= reps && !stopped; rep++ {
-		for _, a := range runs {
-			p := a.plan
-			if ctx.Err() != nil || stopped {
-				break
-			}
-			res, err := sess.Run(ctx, p, exec.Options{
-				Hold: hold, Rep: rep, Reps: reps, Results: f.results, Evidence: evidence, Messages: a.messages,
-				Ceilings: exec.CeilingsPath(f.results, p.Env.Name, p.Workload.Name),
-			})
-			if res != nil && (err == nil || hold <= 0) {
-				printResult(stdout, p, res, hold > 0)
-			}
-			if done++; total > 1 {
-				r.Progress.Printf("%s", runsLeft(done, total, time.Since(began)))
-			}
-			var (
-				ref *exec.Refusal
-				un  *exec.Unrecorded
-			)
-			switch {
-			case errors.As(err, &un):
-				// The record exists only here now: print all of it, and
-				// measure nothing more that could not be recorded either.
-				line, _ := json.Marshal(res.Record)
-				fmt.Fprintf(stderr, "spatec exec: %s rep %d: %v\nspatec exec: stopping; the whole record follows, append it to %s once it can be written:\n%s\n",
-					p.Entrant.Name, rep, un, un.Path, line)
-				failed = append(failed, p.Entrant.Name)
-				stopped = true
-			case errors.As(err, &ref):
-				refused = append(refused, fmt.Sprintf("%s rep %d: %s", p.Entrant.Name, rep, ref.Reason))
-			case err != nil:
-				fmt.Fprintf(stderr, "spatec exec: %s rep %d: %v\n", p.Entrant.Name, rep, err)
-				failed = append(failed, p.Entrant.Name)
+	done, began := 0, time.Now()
+	for !stopped && ctx.Err() == nil {
+		arms, reps, more := sched.round()
+		if !more {
+			break
+		}
+		for rep := 1; rep <= reps && !stopped; rep++ {
+			for _, a := range arms {
+				p := a.plan
+				if ctx.Err() != nil || stopped {
+					break
+				}
+				res, err := sess.Run(ctx, p, exec.Options{
+					Hold: hold, Rep: rep, Reps: reps, Results: f.results, Evidence: evidence, Messages: a.messages,
+					Ceilings: exec.CeilingsPath(f.results, p.Env.Name, p.Workload.Name),
+				})
+				if res != nil && (err == nil || hold <= 0) {
+					printResult(stdout, p, res, hold > 0)
+				}
+				sched.ran(a, res, err)
+				done++
+				if total := max(sched.total(), done); total > 1 {
+					r.Progress.Printf("%s", runsLeft(done, total, time.Since(began)))
+				}
+				var (
+					ref *exec.Refusal
+					un  *exec.Unrecorded
+				)
+				switch {
+				case errors.As(err, &un):
+					// The record exists only here now: print all of it, and
+					// measure nothing more that could not be recorded either.
+					line, _ := json.Marshal(res.Record)
+					fmt.Fprintf(stderr, "spatec exec: %s rep %d: %v\nspatec exec: stopping; the whole record follows, append it to %s once it can be written:\n%s\n",
+						p.Entrant.Name, rep, un, un.Path, line)
+					failed = append(failed, p.Entrant.Name)
+					stopped = true
+				case errors.As(err, &ref):
+					refused = append(refused, fmt.Sprintf("%s rep %d: %s", p.Entrant.Name, rep, ref.Reason))
+				case err != nil:
+					fmt.Fprintf(stderr, "spatec exec: %s rep %d: %v\n", p.Entrant.Name, rep, err)
+					failed = append(failed, p.Entrant.Name)
+				}
 			}
 		}
 	}
@@ -319,8 +365,12 @@ func printResult(w io.Writer, p *schema.Plan, res *exec.Result, hold bool) {
 	if v, ok := rec.Metrics[record.PeakAnonBytes]; ok {
 		peak = schema.FormatBytes(int64(v.Value))
 	}
+	label := p.Variant
+	if f := p.Footprint; f != nil {
+		label += " at " + f.Show()
+	}
 	fmt.Fprintf(w, "%s:%s rep %d/%d %s  rows/s %s (harness window %s)  cores %s (data plane %s)  peak anon+shmem %s  rows %s/%s dup %s  run %s\n",
-		p.Entrant.Name, p.Variant, rec.Rep, rec.Reps, rec.Status, fig(record.RowsPerS, "%.0f"), fig(record.HarnessRowsPerS, "%.0f"),
+		p.Entrant.Name, label, rec.Rep, rec.Reps, rec.Status, fig(record.RowsPerS, "%.0f"), fig(record.HarnessRowsPerS, "%.0f"),
 		fig(record.CoresUsed, "%.2f"), fig(record.DataPlaneCoresUsed, "%.2f"), peak,
 		fig(record.DistinctRows, "%.0f"), fig(record.ExpectedRows, "%.0f"), fig(record.DuplicateRows, "%.0f"), rec.RunID)
 	if rec.Note != "" {

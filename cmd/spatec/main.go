@@ -62,17 +62,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	cmds := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
-		"plan":     cmdPlan,
-		"vet":      cmdVet,
-		"version":  cmdVersion,
-		"exec":     cmdExec,
-		"sweep":    cmdSweep,
-		"ceiling":  cmdCeiling,
-		"validate": cmdValidate,
-		"report":   cmdReport,
-		"export":   cmdExport,
-		"pin":      cmdPin,
-		"corpus":   cmdCorpus,
+		"plan":      cmdPlan,
+		"vet":       cmdVet,
+		"version":   cmdVersion,
+		"exec":      cmdExec,
+		"sweep":     cmdSweep,
+		"footprint": cmdFootprint,
+		"ceiling":   cmdCeiling,
+		"validate":  cmdValidate,
+		"report":    cmdReport,
+		"export":    cmdExport,
+		"pin":       cmdPin,
+		"corpus":    cmdCorpus,
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {
@@ -117,6 +118,7 @@ commands:
   vet                                    check every entrant against every environment it supports
   exec --env E entrant[:variant]         run an entrant under its plan (or: exec plan.json)
   sweep --env E entrant:study            run every point of a study, points × reps interleaved
+  footprint --env E entrant:study        tighten the arm's data-plane cap until it degrades (a footprint study)
   ceiling --measure --env E              measure the broker and ClickHouse ceilings (C12)
   ceiling --import FILE --env E          import the reference harness's ceilings, held to E's plan
   pin --env E                            pin every image E pulls to its registry digest (envs/E/pins.cue)

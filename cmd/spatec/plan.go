@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,6 +23,7 @@ import (
 	"spatec.dev/spatec/exec/debimage"
 	"spatec.dev/spatec/exec/engine/kube"
 	"spatec.dev/spatec/exec/layered"
+	"spatec.dev/spatec/runs/footprint"
 	"spatec.dev/spatec/schema"
 )
 
@@ -331,6 +333,19 @@ func writePlan(w io.Writer, p *schema.Plan) {
 	}
 	for _, d := range p.Entrant.Deviations {
 		fmt.Fprintf(w, "deviation %s (affects %s): %s\n", d.ID, strings.Join(d.Affects, ", "), d.Why)
+	}
+	if f := p.Footprint; f != nil {
+		fmt.Fprintf(w, "deviation footprint-%s (affects envelope): the data plane is given %s of the envelope's %s, a point of footprint study %s; never ranked\n",
+			f.Study, f.Show(), footprint.Show(f.Axis, f.Full), f.Study)
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.Entrant.Footprints)) {
+		s := studyOf(p, p.Entrant.Footprints[name])
+		rungs := make([]string, 0, 8)
+		for _, c := range s.Ladder() {
+			rungs = append(rungs, s.Show(c))
+		}
+		fmt.Fprintf(w, "footprint study %s (spatec footprint --env %s %s:%s): %s %s, then bisected until the gap is within %s; %d reps a point; degraded below %.2f× the envelope's rate; its points leave the envelope on purpose (deviation footprint-%s, affects envelope) and are never ranked\n",
+			name, p.Env.Name, p.Entrant.Name, name, s.Axis, strings.Join(rungs, " → "), s.Show(s.Resolution), s.Reps, s.Fraction, name)
 	}
 	if o := p.Entrant.SinkObjects; o != nil {
 		fmt.Fprintf(w, "on the sink, before each repetition (and dropped after it):\n")

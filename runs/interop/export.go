@@ -109,6 +109,11 @@ func ExportWith(r record.Record, s Supplied) ([]byte, error) {
 	if err := s.check(); err != nil {
 		return nil, fmt.Errorf("run %s: %w", r.RunID, err)
 	}
+	if f := r.SUT.Footprint; f != nil {
+		// Schema 2 cannot say that a run left the envelope on purpose: its
+		// readers would rank it beside the comparison's.
+		return nil, fmt.Errorf("run %s: a point of footprint study %s (its data plane given %v of the envelope's %v %s) left the envelope on purpose, and schema 2 cannot say so; it is not exported", r.RunID, r.SUT.Study, f.Cap, f.Full, f.Axis)
+	}
 	miss := &MissingError{RunID: r.RunID, Reasons: map[string]string{}}
 	var notes, supplied []string
 	blank := func(v string) bool { return strings.TrimSpace(v) == "" }

@@ -213,11 +213,27 @@ type SUT struct {
 	Variant string `json:"variant"`
 	// Study names the study the variant is a point of.
 	Study string `json:"study,omitempty"`
+	// Footprint, on a point of a footprint study, is the cap the data
+	// plane was given in place of the environment's envelope: such a run
+	// left the envelope on purpose and is never ranked beside the
+	// comparison's.
+	Footprint *Footprint `json:"footprint,omitempty"`
 	// Version is the version read inside the image (C16); VersionPinned
 	// is what the entrant declared. They differ only on a refused record.
 	Version       string      `json:"version"`
 	VersionPinned string      `json:"version_pinned,omitempty"`
 	Containers    []Container `json:"containers"`
+}
+
+// Footprint is a footprint study's point: the cap on its axis (bytes of
+// memory, or CPUs) and the environment's envelope on that axis.
+type Footprint struct {
+	Axis string  `json:"axis"`
+	Cap  float64 `json:"cap"`
+	Full float64 `json:"full"`
+	// Fraction is the share of the envelope's rate the study holds a
+	// point to.
+	Fraction float64 `json:"fraction"`
 }
 
 // Container summarises one container as planned and started.
@@ -415,6 +431,20 @@ func (r *Record) Check() []string {
 	}
 	if r.SUT.Entrant == "" {
 		add("sut.entrant is empty: the record cannot say which arm ran")
+	}
+	if f := r.SUT.Footprint; f != nil {
+		// A point of a footprint study must say where it stood, or a
+		// report could not keep it from the comparison's runs.
+		switch {
+		case f.Axis != "memory" && f.Axis != "cpus":
+			add("sut.footprint.axis %q is not memory or cpus", f.Axis)
+		case !(f.Cap > 0 && f.Cap <= f.Full):
+			add("sut.footprint.cap %.2f is not between 0 and the envelope's %.2f", f.Cap, f.Full)
+		case !(f.Fraction > 0 && f.Fraction < 1):
+			add("sut.footprint.fraction %v is not a share between 0 and 1", f.Fraction)
+		case r.SUT.Study == "":
+			add("sut.footprint is set but sut.study does not name the study")
+		}
 	}
 
 	// Provenance (C14): without these a record cannot say what it may be

@@ -271,3 +271,18 @@ func TestScanFileKeepsOrderAcrossBatches(t *testing.T) {
 		t.Errorf("problems at lines %v, want %v", bad, wantBad)
 	}
 }
+
+// TestFootprintPointSaysWhereItStood: a footprint point's cap is checked,
+// since a report keeps such runs apart from the comparison by it.
+func TestFootprintPointSaysWhereItStood(t *testing.T) {
+	rec := sample(t)
+	rec.SUT.Study = "memory"
+	rec.SUT.Footprint = &Footprint{Axis: "memory", Cap: 1 << 29, Full: 1 << 30, Fraction: 0.9}
+	if msgs := rec.Check(); len(msgs) != 0 {
+		t.Errorf("a footprint point: %v", msgs)
+	}
+	rec.SUT.Footprint.Cap = 2 << 30
+	if got := strings.Join(rec.Check(), "; "); got != "sut.footprint.cap 2147483648.00 is not between 0 and the envelope's 1073741824.00" {
+		t.Errorf("Check = %s", got)
+	}
+}

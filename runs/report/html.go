@@ -38,19 +38,20 @@ func htmlTemplate() (*template.Template, error) {
 			}
 			return "–"
 		},
-		"charts":      charts,
-		"jointcharts": jointCharts,
-		"jointtitle":  jointTitle,
-		"timecharts":  timeCharts,
-		"join":        strings.Join,
-		"human":       human,
-		"bytes":       bytesText,
-		"trim":        trim,
-		"float":       func(n int64) float64 { return float64(n) },
-		"digest":      short,
-		"add":         func(a, b float64) float64 { return a + b },
-		"mul":         func(a float64, b int) float64 { return a * float64(b) },
-		"setting":     func(st *Study, p *Point) string { return st.setting(p) },
+		"charts":         charts,
+		"jointcharts":    jointCharts,
+		"jointtitle":     jointTitle,
+		"timecharts":     timeCharts,
+		"footprintchart": footprintChartOf,
+		"join":           strings.Join,
+		"human":          human,
+		"bytes":          bytesText,
+		"trim":           trim,
+		"float":          func(n int64) float64 { return float64(n) },
+		"digest":         short,
+		"add":            func(a, b float64) float64 { return a + b },
+		"mul":            func(a float64, b int) float64 { return a * float64(b) },
+		"setting":        func(st *Study, p *Point) string { return st.setting(p) },
 		"mark": func(st *Study, p *Point) string {
 			var c []string
 			if p != nil && p == st.Knee {

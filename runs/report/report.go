@@ -131,9 +131,13 @@ type Report struct {
 	// (JointRanking says how); HarnessUnmatched lists the other tool's
 	// runs no section of spatec's shares a workload, dataset and size
 	// with, which are in the history alone.
-	Joint            []*Section `json:"joint,omitempty"`
-	JointRanking     string     `json:"joint_ranking,omitempty"`
-	HarnessUnmatched []string   `json:"harness_unmatched,omitempty"`
+	Joint []*Section `json:"joint,omitempty"`
+	// Footprints are the footprint studies read: each arm's data-plane cap
+	// tightened until it degrades. Their runs are in no section: they left
+	// the envelope on purpose and are never ranked.
+	Footprints       []*Footprint `json:"footprints,omitempty"`
+	JointRanking     string       `json:"joint_ranking,omitempty"`
+	HarnessUnmatched []string     `json:"harness_unmatched,omitempty"`
 
 	history historyAcc
 	foreign []HistoryRun
@@ -280,7 +284,7 @@ func Load(paths []string, opts Options) (*Report, []record.Problem, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	b := builder{rep: rep, sections: map[sectionKey]*Section{}, knee: opts.Knee, facts: opts.SpatecFacts}
+	b := builder{rep: rep, sections: map[sectionKey]*Section{}, footprints: map[footprintKey]*Footprint{}, knee: opts.Knee, facts: opts.SpatecFacts}
 	for _, path := range files {
 		rep.Files++
 		if opts.Foreign != nil {
@@ -351,14 +355,21 @@ func expand(paths []string, env string, rep *Report) ([]string, error) {
 }
 
 type builder struct {
-	rep      *Report
-	sections map[sectionKey]*Section
-	knee     float64
-	facts    func(*record.Record) interop.Facts
+	rep        *Report
+	sections   map[sectionKey]*Section
+	footprints map[footprintKey]*Footprint
+	knee       float64
+	facts      func(*record.Record) interop.Facts
 }
 
 func (b *builder) add(path string, line int, rec *record.Record) {
 	b.rep.Records++
+	if rec.SUT.Footprint != nil {
+		// A footprint point left the envelope on purpose: it belongs to
+		// its study, never to a section or an arm's history.
+		b.addFootprint(rec)
+		return
+	}
 	b.rep.history.addRecord(rec)
 	sk := sectionKey{rec.Run.Env, rec.Run.EnvDigest, rec.Run.HarnessVersion, rec.Run.Dataset.Workload, rec.Run.Dataset.Version, rec.Run.Dataset.Messages}
 	sec := b.sections[sk]
@@ -523,6 +534,7 @@ func (b *builder) finish(baseline string) {
 		sec.Studies = studies(sec, sizes, b.knee)
 	}
 	b.joint(baseline)
+	b.finishFootprints()
 	slices.SortStableFunc(b.rep.Problems, func(a, b record.Problem) int {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})

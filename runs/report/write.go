@@ -35,7 +35,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintln(bw)
 	fmt.Fprintln(bw, Ranking+".")
-	if len(r.Sections) == 0 {
+	if len(r.Sections) == 0 && len(r.Footprints) == 0 {
 		fmt.Fprintln(bw, "no usable records")
 	}
 	if envs := r.envCount(); envs > 1 {
@@ -86,6 +86,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := r.writeJointTables(bw); err != nil {
 		return err
 	}
+	if err := r.writeFootprintTables(bw); err != nil {
+		return err
+	}
 	for _, u := range r.HarnessUnmatched {
 		fmt.Fprintf(bw, "\n%s\n", u)
 	}
@@ -98,6 +101,41 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("writing the report table: %w", err)
+	}
+	return nil
+}
+
+// writeFootprintTables writes each footprint study: every cap with its
+// rate, what the arm used and the verdict, then the findings. Its runs are
+// in no section: they left the envelope on purpose.
+func (r *Report) writeFootprintTables(bw *bufio.Writer) error {
+	for _, fp := range r.Footprints {
+		fmt.Fprintf(bw, "\n%s footprint study %s:%s on %s (%s, from the envelope's %s; degraded below %.2f× its rate; never ranked)\n",
+			fp.ID, fp.Entrant, fp.Study, fp.Env, fp.Axis, fp.Show(fp.Full), fp.Fraction)
+		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "CAP\tRUNS\tROWS/S MEDIAN [MIN–MAX]\tCORES\tANON+SHMEM PEAK\tMEMORY.PEAK\tOOM KILLS\tJVM HEAP CONF / COMMITTED / LIVE\tVERDICT")
+		for _, p := range fp.Points {
+			rate := "–"
+			if p.Measured > 0 {
+				rate = fmt.Sprintf("%s [%s–%s]", human(p.Rate), human(p.RateMin), human(p.RateMax))
+			}
+			heap := "–"
+			if p.HeapConfigured > 0 {
+				heap = fmt.Sprintf("%s / %s / %s", bytesText(p.HeapConfigured), bytesText(p.HeapCommitted), bytesText(p.HeapLive))
+			}
+			verdict := "holds"
+			if p.Degraded {
+				verdict = p.Kind + ": " + p.Why
+			}
+			fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%.2f\t%s\t%s\t%d\t%s\t%s\n", p.Label, p.Measured, p.Runs, rate, p.Cores,
+				bytesText(p.PeakAnon), bytesText(p.MemoryPeak), p.OOMKills, heap, verdict)
+		}
+		if err := tw.Flush(); err != nil {
+			return fmt.Errorf("writing the footprint table: %w", err)
+		}
+		for _, f := range fp.Findings {
+			fmt.Fprintf(bw, "  %s\n", f)
+		}
 	}
 	return nil
 }
