@@ -264,6 +264,12 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	// Stop the arm before the last count, so its final batches are in it.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
+	// A drain that failed is explained by the arm's log as it was then:
+	// once stopped, a JVM's log ends with its own shutdown.
+	var logsBefore string
+	if err != nil {
+		logsBefore = run.dataPlaneLogs(sctx)
+	}
 	for _, c := range run.containers {
 		_ = r.Engine.Stop(sctx, c.id, 10*time.Second)
 	}
@@ -297,9 +303,9 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 		run.rec.Flags = append(run.rec.Flags, record.FlagInterrupted)
 		err = &Failure{fmt.Sprintf("interrupted during the drain: %v", context.Cause(ctx))}
 	case errors.Is(err, chstore.ErrDrainTimeout):
-		err = &Failure{fmt.Sprintf("C13: the drain timed out after %ds", wl.DrainTimeout) + run.dataPlaneLogs(sctx)}
+		err = &Failure{fmt.Sprintf("C13: the drain timed out after %ds", wl.DrainTimeout) + logsBefore}
 	case errors.Is(err, chstore.ErrStalled):
-		err = &Failure{err.Error() + run.dataPlaneLogs(sctx)}
+		err = &Failure{err.Error() + logsBefore}
 	default:
 		err = &Failure{fmt.Sprintf("watching ClickHouse during the drain: %v", err)}
 	}
