@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -147,10 +148,15 @@ func fromError(err error, fallback, where string, locate func(field string) stri
 
 var ruleID = regexp.MustCompile(`^(C[0-9]+): `)
 
+// twoValues reads a conflict between two values, each a string, a number
+// or a boolean.
+var twoValues = regexp.MustCompile(`^conflicting values ("[^"]*"|[0-9.]+|true|false) and ("[^"]*"|[0-9.]+|true|false)`)
+
 // twice says, of a conflict between two values an author wrote (a key
 // given twice, in one file or two), where both are, so that one is kept.
 func twice(msg string, at []token.Pos) string {
-	if !strings.HasPrefix(msg, "conflicting values \"") {
+	// Two values, not a value and the type the schema declares.
+	if !twoValues.MatchString(msg) {
 		return ""
 	}
 	var lines []string
@@ -326,6 +332,11 @@ var (
 	numberString = regexp.MustCompile(`conflicting values "([0-9]+(?:\.[0-9]+)?)"`)
 )
 
+// lastName is a field path's last label: "partitions" of "env.partitions".
+func lastName(field string) string {
+	return field[strings.LastIndex(field, ".")+1:]
+}
+
 func explain(field, msg string) string {
 	switch {
 	case strings.Contains(msg, "field not allowed"):
@@ -350,12 +361,21 @@ func explain(field, msg string) string {
 		return fmt.Sprintf("%s: %s; a container needs some CPU to run at all: give it at least 0.01 (the quota grain), a data plane envelope.cpus, a control plane at most env.controlPlane.cpus", field, msg)
 	case strings.HasSuffix(field, ".memory") && strings.Contains(msg, "out of bound >0"):
 		return fmt.Sprintf("%s: %s; a container needs memory to run at all: give it integer bytes above 0 (write 1 * GiB), a data plane envelope.memory", field, msg)
+	case strings.Contains(msg, "conflicting values") && numberString.MatchString(msg) && strings.Contains(msg, "mismatched types string"):
+		return fmt.Sprintf("%s: %s; a number, not a string: write %s: %s", field, msg, lastName(field), numberString.FindStringSubmatch(msg)[1])
 	case knobValue.MatchString(field) && strings.Contains(msg, "mismatched types"):
 		knob := knobValue.FindStringSubmatch(field)[1]
 		return fmt.Sprintf("knob %s has a value of the wrong type (%s); values are exact (C15): give %s a value of the type its knob declares (its type field)", knob, msg, knob)
 	case outOfBound.MatchString(msg):
 		m := outOfBound.FindStringSubmatch(msg)
-		return fmt.Sprintf("%s: %s; write a value %s %s", field, msg, map[string]string{">": "above", ">=": "at least", "<": "below", "<=": "at most", "!=": "other than"}[m[2]], m[3])
+		hint := fmt.Sprintf("%s: %s; write a value %s %s", field, msg, map[string]string{">": "above", ">=": "at least", "<": "below", "<=": "at most", "!=": "other than"}[m[2]], m[3])
+		// An integer bound has a nearest value that keeps it: say it.
+		if n, err := strconv.Atoi(m[3]); err == nil && !strings.Contains(m[1], ".") {
+			if v, ok := map[string]int{">": n + 1, ">=": n, "<": n - 1, "<=": n}[m[2]]; ok {
+				hint += fmt.Sprintf(": write %s: %d", lastName(field), v)
+			}
+		}
+		return hint
 	case strings.Contains(msg, "field is required but not present"):
 		return fmt.Sprintf("%s is missing; it is required (the schema's doc comment on it says what it holds): add it", field)
 	case strings.Contains(msg, "incomplete value"):

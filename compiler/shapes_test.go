@@ -187,21 +187,25 @@ func mutations(t *testing.T, fsys fstest.MapFS, tr *Tree) []mutation {
 			old := lines[f.line-1]
 			i := strings.Index(old, ":") + 1
 			out = append(out, mutation{shape: "wrong type", file: file, field: f.label, line: f.line, old: old,
-				new: old[:i] + " " + strconv.Quote(strings.TrimSpace(old[i:])), rule: "C15", message: "conflicting values"})
+				new: old[:i] + " " + strconv.Quote(strings.TrimSpace(old[i:])), rule: "C15", message: "conflicting values",
+				fix: literalFix(f.label, old[:i], `a number, not a string: write (\w+): (\S+)`)})
 		}
 		// A key given twice with different values.
 		if f, ok := first(func(f topField) bool { return f.label == "description" && f.oneLine }); ok {
 			old := lines[f.line-1]
 			indent := old[:len(old)-len(strings.TrimLeft(old, "\t "))]
 			out = append(out, mutation{shape: "duplicate key", file: file, field: f.label, line: f.line + 1, old: old,
-				new: old + "\n" + indent + `description: "another description"`, rule: "C15", message: "conflicting values"})
+				new: old + "\n" + indent + `description: "another description"`, rule: "C15", message: "conflicting values",
+				// "Keep one": the line as it was, without the second value.
+				fix: func(p string) (string, bool) { return old, strings.HasSuffix(p, ": keep one") }})
 		}
 		// A value out of its bound: a topic of no partitions.
 		if f, ok := first(func(f topField) bool { return f.label == "partitions" && f.oneLine }); ok {
 			old := lines[f.line-1]
 			i := strings.Index(old, ":") + 1
 			out = append(out, mutation{shape: "out of bound", file: file, field: f.label, line: f.line, old: old,
-				new: old[:i] + " 0", rule: "C15", message: "invalid value 0 (out of bound >0); write a value above 0"})
+				new: old[:i] + " 0", rule: "C15", message: "invalid value 0 (out of bound >0); write a value above 0",
+				fix: literalFix(f.label, old[:i], `write (\w+): (-?\d+)$`)})
 		}
 		// A wrong unit: the host's memory written in MiB where GiB was
 		// meant. No envelope then fits, so the hint names the host.
@@ -244,6 +248,19 @@ func mutations(t *testing.T, fsys fstest.MapFS, tr *Tree) []mutation {
 		}
 	}
 	return out
+}
+
+// literalFix applies a hint that says "write <label>: <value>" to the
+// line whose text up to its value is head.
+func literalFix(label, head, hint string) func(string) (string, bool) {
+	re := regexp.MustCompile(hint)
+	return func(p string) (string, bool) {
+		m := re.FindStringSubmatch(p)
+		if m == nil || m[1] != label {
+			return "", false
+		}
+		return head + " " + m[2], true
+	}
 }
 
 // TestMutationsByShape: for each shape of careless edit (a misspelt name,
