@@ -361,7 +361,7 @@ func explain(field, msg string) string {
 		return fmt.Sprintf("%s: %s; a container needs some CPU to run at all: give it at least 0.01 (the quota grain), a data plane envelope.cpus, a control plane at most env.controlPlane.cpus", field, msg)
 	case strings.HasSuffix(field, ".memory") && strings.Contains(msg, "out of bound >0"):
 		return fmt.Sprintf("%s: %s; a container needs memory to run at all: give it integer bytes above 0 (write 1 * GiB), a data plane envelope.memory", field, msg)
-	case strings.Contains(msg, "conflicting values") && numberString.MatchString(msg) && strings.Contains(msg, "mismatched types string"):
+	case numberString.MatchString(msg) && strings.Contains(msg, "mismatched types string"):
 		return fmt.Sprintf("%s: %s; a number, not a string: write %s: %s", field, msg, lastName(field), numberString.FindStringSubmatch(msg)[1])
 	case knobValue.MatchString(field) && strings.Contains(msg, "mismatched types"):
 		knob := knobValue.FindStringSubmatch(field)[1]

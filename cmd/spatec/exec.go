@@ -277,11 +277,7 @@ func execPlans(f execFlags, args []string) ([]*schema.Plan, error) {
 	}
 	plans, problems := resolveAll(t, parseSelections(t, f.env, args))
 	if len(problems) > 0 {
-		msgs := make([]string, len(problems))
-		for i, p := range problems {
-			msgs[i] = p.String()
-		}
-		return nil, refusal{fmt.Errorf("the plan violates the contract:\n%s", strings.Join(msgs, "\n"))}
+		return nil, refusal{fmt.Errorf("the plan violates the contract:\n%s", problemLines(problems))}
 	}
 	if err := pinSources(cmp.Or(f.tree, findCheckout()), plans); err != nil {
 		return nil, err

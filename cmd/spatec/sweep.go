@@ -54,11 +54,7 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	plans, problems := resolveAll(t, ids)
 	if len(problems) > 0 {
-		msgs := make([]string, len(problems))
-		for i, p := range problems {
-			msgs[i] = p.String()
-		}
-		return refusal{fmt.Errorf("the study violates the contract:\n%s", strings.Join(msgs, "\n"))}
+		return refusal{fmt.Errorf("the study violates the contract:\n%s", problemLines(problems))}
 	}
 	// Each point at each size of the scale check, the smallest first.
 	sizes := t.StudySizes(f.env, entrant, study)
