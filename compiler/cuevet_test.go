@@ -33,6 +33,9 @@ var typeErrors = map[string]bool{
 	"footprint: an axis that is no cap":              true,
 	"footprint: a degradation fraction out of bound": true,
 	"footprint: no repetitions":                      true,
+	"scenario: an action spatec does not know":       true,
+	"scenario: a point of the drain out of bound":    true,
+	"scenario: a guarantee of no known kind":         true,
 	// CUE's own "field is required but not present".
 	"C16 version block left out, at the entrant's file, saying what it holds": true,
 }

@@ -221,6 +221,15 @@ func (t *Tree) decode(pv cue.Value, envName, variant string) (*schema.Plan, erro
 	if len(objects.Create) > 0 || len(objects.Drop) > 0 {
 		plan.Entrant.SinkObjects = &objects
 	}
+	if err := ent.LookupPath(cue.ParsePath("restart")).Decode(&plan.Entrant.Restart); err != nil {
+		return nil, err
+	}
+	if v := ent.LookupPath(cue.ParsePath("guarantee")); v.Exists() {
+		plan.Entrant.Guarantee = &schema.Guarantee{}
+		if err := v.Decode(plan.Entrant.Guarantee); err != nil {
+			return nil, err
+		}
+	}
 	if v := ent.LookupPath(cue.ParsePath("inFlight")); v.Exists() {
 		if err := v.Decode(&plan.Entrant.InFlight); err != nil {
 			return nil, err

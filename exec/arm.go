@@ -42,6 +42,8 @@ type armRun struct {
 	hostFrom, hostTo hostReading
 	// expected is what a correct arm lands from the dataset.
 	expected expectation
+	// fault is the failure scenario the run goes through, if any.
+	fault *fault
 }
 
 // armContainer is a started arm container.

@@ -30,6 +30,13 @@ func (run *armRun) metrics(res drainResult) {
 		m[name] = record.Metric{Value: v, Unit: unit, HigherIsBetter: higher}
 	}
 	sum := run.summary
+	if res.drain.Elapsed > 0 {
+		// A drain that stalls or times out is known to have only once its
+		// limit has passed, and the sampler runs until then: its figures
+		// are cut to the window the record names, so that the tail after
+		// it does not dilute the cores or raise the peaks.
+		sum = sum.Until(res.drain.Elapsed)
+	}
 	for name, v := range sum.Metrics() {
 		unit := "bytes"
 		if strings.HasSuffix(name, "cores_used") {
@@ -176,6 +183,10 @@ func (run *armRun) finish(err error, now time.Time) {
 	default:
 		run.rec.Status = record.StatusFailed
 		run.rec.Note = err.Error()
+	}
+	if sc := run.rec.Scenario; sc != nil && run.rec.Status != record.StatusRefused {
+		// The scenario's outcome is what the run was for: it comes first.
+		run.rec.Note = strings.TrimSuffix(scenarioNote(sc)+"; "+run.rec.Note, "; ")
 	}
 	if len(run.caveats) > 0 {
 		run.rec.Note = strings.TrimPrefix(run.rec.Note+"; "+strings.Join(run.caveats, "; "), "; ")

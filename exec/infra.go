@@ -271,6 +271,13 @@ func (s *Session) watchInfra(name, id string) {
 	if err != nil || s.watching.Err() != nil {
 		return
 	}
+	if s.exitExpected(id) {
+		// A failure scenario's own fault: watch it again once it runs.
+		if awaitRunning(s.watching, e, id) {
+			s.watchInfra(name, id)
+		}
+		return
+	}
 	ev := exitOf(context.Background(), e, name, id, code)
 	// A restarted container runs again within moments: that, not an
 	// exit, is what the run's note must say.

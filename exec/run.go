@@ -36,6 +36,10 @@ type Options struct {
 	// corpus's message i is a pure function of i, so they are a valid
 	// dataset of that size; the record says how many.
 	Messages int64
+	// Scenario, when not empty, names the environment's failure scenario
+	// the run goes through: its fault injected mid-drain, the run goes on
+	// through it, and the record says how the arm came through.
+	Scenario string
 }
 
 // Result is what a run produced: its record (also appended when Results is
@@ -130,6 +134,16 @@ func (s *Session) execute(ctx context.Context, run *armRun, opts Options) error 
 	r := s.runner
 	plan := run.plan
 
+	// A failure scenario is known, and the arm declares what it is held
+	// to, before anything starts.
+	if opts.Scenario != "" && opts.Hold <= 0 {
+		f, err := run.newFault(opts.Scenario)
+		run.fault = f
+		if err != nil {
+			return err
+		}
+	}
+
 	// Before anything starts: the host can hold the plan (C5, CPUs).
 	if err := s.checkHost(ctx, plan); err != nil {
 		return err
@@ -173,6 +187,11 @@ func (s *Session) execute(ctx context.Context, run *armRun, opts Options) error 
 	// The arm: control planes first, every cap read back (C6).
 	if err := run.start(ctx); err != nil {
 		return err
+	}
+	if run.fault != nil {
+		if err := run.fault.aim(run); err != nil {
+			return err
+		}
 	}
 
 	// The window: sample from outside while the arm drains (or holds).

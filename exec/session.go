@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"spatec.dev/spatec/exec/broker"
@@ -53,8 +54,13 @@ type Session struct {
 	// infraExits receives the infrastructure containers that stop on their
 	// own; watching ends with the session.
 	infraExits chan exitEvent
-	watching   context.Context
-	stopWatch  context.CancelFunc
+	// faulted holds the containers a failure scenario broke on purpose,
+	// by ID: their watchers wait for them to run again rather than
+	// report an exit.
+	faultMu   sync.Mutex
+	faulted   map[string]bool
+	watching  context.Context
+	stopWatch context.CancelFunc
 	// stopCgroups stops what the cgroup reader started, if anything.
 	stopCgroups func()
 }
@@ -114,7 +120,7 @@ func (r *Runner) Open(ctx context.Context, env schema.Environment, bare bool, pl
 		return nil, err
 	}
 	s := &Session{runner: r, env: env, id: id, host: host, infraCgroups: map[string]map[string]string{},
-		images: map[string]image{}, hostAddrs: map[string]string{}, infraExits: make(chan exitEvent, 3),
+		images: map[string]image{}, hostAddrs: map[string]string{}, infraExits: make(chan exitEvent, 3), faulted: map[string]bool{},
 		tables: map[string]string{}, expected: map[string]expectation{}}
 	s.watching, s.stopWatch = context.WithCancel(context.WithoutCancel(ctx))
 	if s.process, err = processID(os.Getpid()); err != nil {

@@ -92,6 +92,11 @@ func (run *armRun) start(ctx context.Context) error {
 			MemorySwap:  c.MemorySwap,
 			NetworkMode: network,
 		}
+		if run.fault != nil && c.Role == schema.RoleDataPlane {
+			// As an orchestrator would start it again: in a scenario's
+			// run only, so that elsewhere a crash ends the run at once.
+			spec.Restart = plan.Entrant.Restart
+		}
 		if s.network != "" {
 			spec.NetworkAliases = []string{n}
 		}
@@ -164,11 +169,21 @@ func plannedCaps(env schema.Environment, spec engine.ContainerSpec) cgroup.Caps 
 // and the tail of its log.
 func (run *armRun) watch(ctx context.Context, name, id string) {
 	e := run.s.runner.Engine
-	code, err := e.Wait(ctx, id)
-	if err != nil || ctx.Err() != nil {
-		return
+	for {
+		code, err := e.Wait(ctx, id)
+		if err != nil || ctx.Err() != nil {
+			return
+		}
+		if run.fault == nil || !run.fault.hits(id) {
+			run.exited <- exitOf(ctx, e, name, id, code)
+			return
+		}
+		// A failure scenario's own fault: the container's restart policy,
+		// not spatec, decides whether it runs again; watch it if it does.
+		if !awaitRunning(ctx, e, id) {
+			return
+		}
 	}
-	run.exited <- exitOf(ctx, e, name, id, code)
 }
 
 // checked is a started container whose caps read back as planned.

@@ -222,6 +222,14 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 		}
 	}()
 	stall := time.Duration(wl.StallLimit) * time.Second
+	var outage func() bool
+	if f := run.fault; f != nil {
+		// Through the fault the stall limit is the scenario's bound, and
+		// a server refusing polls is what it asked for.
+		stall, outage = f.stall(stall), f.outage
+		defer run.s.expectExit(f.id, false)
+		go f.run(drainCtx)
+	}
 	go run.s.watchBroker(drainCtx, stall, stopDrain)
 	r.Progress.Start(progress.PhaseDrain, int64(want), "rows")
 	table := run.plan.Table()
@@ -239,7 +247,11 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 		Timeout:  time.Duration(wl.DrainTimeout) * time.Second,
 		Stall:    stall,
 		Activity: run.dataPlaneWork,
+		Outage:   outage,
 		Progress: func(count, distinct uint64, at time.Duration) {
+			if run.fault != nil {
+				run.fault.progress(max(count, distinct), want)
+			}
 			r.Progress.Set(int64(max(count, distinct)))
 			run.landed.OffsetsMS = append(run.landed.OffsetsMS, at.Milliseconds())
 			run.landed.Landed = append(run.landed.Landed, int64(count))
@@ -252,6 +264,9 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 		cause = run.lateExit()
 	}
 	stopDrain(nil)
+	if run.fault != nil {
+		run.fault.settle()
+	}
 	stopWindow()
 	run.summary = <-summaries
 	run.hostTo = run.readHost()
@@ -290,6 +305,10 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 		res.drain.Counted, res.drain.DistinctCounted = true, true
 	}
 	ccancel()
+
+	if f := run.fault; f != nil {
+		f.outcome(run.rec.Scenario, winStart, run.landed, want, res.drain.Count, res.drain.Distinct, res.drain.DistinctCounted)
+	}
 
 	switch {
 	case err == nil && planErr == nil:

@@ -66,6 +66,8 @@ type Environment struct {
 	// Closures are the pinned jars of each Maven artifact an image build
 	// adds, by its coordinates (#Environment.closures).
 	Closures map[string][]ClosureJar `json:"closures,omitempty"`
+	// Scenarios are the failure scenarios run on the environment.
+	Scenarios map[string]Scenario `json:"scenarios,omitempty"`
 }
 
 // Kubernetes is where a run's pods go on a cluster (#Kubernetes).
@@ -359,6 +361,60 @@ type Entrant struct {
 	Validate    []Validator          `json:"validate,omitempty"`
 	Footprints  map[string]Footprint `json:"footprints,omitempty"`
 	SinkObjects *SinkObjects         `json:"sinkObjects,omitempty"`
+	// Restart is the data plane's restart policy in a failure scenario's
+	// runs; Guarantee the delivery guarantee it is held to there.
+	Restart   string     `json:"restart"`
+	Guarantee *Guarantee `json:"guarantee,omitempty"`
+}
+
+// Guarantee is an arm's delivery guarantee as its documentation or code
+// states it (#Entrant.guarantee).
+type Guarantee struct {
+	Kind   string `json:"kind"`
+	Source string `json:"source"`
+}
+
+// Delivery guarantees.
+const (
+	AtLeastOnce = "at-least-once"
+	ExactlyOnce = "exactly-once"
+	NoGuarantee = "none"
+)
+
+// Scenario is a failure scenario (#Scenario): a fault spatec injects
+// mid-drain into one component.
+type Scenario struct {
+	Doc       string  `json:"doc,omitempty"`
+	Component string  `json:"component"`
+	Action    string  `json:"action"`
+	PauseS    int     `json:"pause"`
+	At        float64 `json:"at"`
+	RecoveryS int     `json:"recovery"`
+}
+
+// Scenario components and actions.
+const (
+	ComponentDataPlane = "data-plane"
+	ActionRestart      = "restart"
+	ActionKill         = "kill"
+	ActionPause        = "pause"
+)
+
+// Show says what the scenario does, in a line.
+func (s Scenario) Show() string {
+	what := s.Action + " the " + s.Component
+	if s.Component == ComponentDataPlane {
+		what = s.Action + " the arm's data plane"
+	}
+	switch {
+	case s.Action == ActionPause:
+		what += fmt.Sprintf(" for %d s", s.PauseS)
+	case s.Action == ActionKill && s.Component != ComponentDataPlane:
+		what += fmt.Sprintf(", started again after %d s", s.PauseS)
+	case s.Action == ActionKill:
+		what += ", started again by its restart policy"
+	}
+	return fmt.Sprintf("%s once %.0f%% of the rows have landed; recovery bound %d s", what, s.At*100, s.RecoveryS)
 }
 
 // SinkObjects are an arm's own objects on the environment's ClickHouse

@@ -55,6 +55,7 @@ func cmdExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	f.register(fs)
 	reps := fs.Int("reps", 1, "repetitions; each rep runs every arm once, interleaved")
 	hold := fs.Duration("hold", 0, "run without a drain: start, verify and sample the arm for this long (nothing is recorded)")
+	scenario := fs.String("scenario", "", "go through the environment's failure scenario of this name: its fault injected mid-drain, the arm's recovery recorded")
 	args, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -62,9 +63,19 @@ func cmdExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *reps < 1 {
 		return usageError{"--reps must be at least 1"}
 	}
+	if *scenario != "" && *hold > 0 {
+		return usageError{"--scenario breaks something mid-drain; a --hold run has no drain"}
+	}
 	plans, err := execPlans(f, args)
 	if err != nil {
 		return err
+	}
+	if sc := plans[0].Env.Scenarios; *scenario != "" && sc[*scenario] == (schema.Scenario{}) {
+		names := slices.Sorted(maps.Keys(sc))
+		if len(names) == 0 {
+			names = []string{"none"}
+		}
+		return usageError{fmt.Sprintf("--scenario %s: %s declares no such scenario (it declares: %s)", *scenario, plans[0].Env.Name, strings.Join(names, ", "))}
 	}
 	// A plan reviewed before it ran (its digest fixed in the file) gives
 	// measured evidence; one resolved on the spot, exploratory.
@@ -74,7 +85,7 @@ func cmdExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	runs := make([]armSpec, len(plans))
 	for i, p := range plans {
-		runs[i] = armSpec{plan: p}
+		runs[i] = armSpec{plan: p, scenario: *scenario}
 	}
 	return runArms(ctx, f, runs, *reps, *hold, evidence, stdout, stderr)
 }
@@ -84,6 +95,8 @@ func cmdExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 type armSpec struct {
 	plan     *schema.Plan
 	messages int64
+	// scenario names the failure scenario the arm goes through, if any.
+	scenario string
 }
 
 // schedule gives the arms of each round of a series and hears how each
@@ -174,7 +187,7 @@ func runSeries(ctx context.Context, f execFlags, plans []*schema.Plan, sched sch
 					break
 				}
 				res, err := sess.Run(ctx, p, exec.Options{
-					Hold: hold, Rep: rep, Reps: reps, Results: f.results, Evidence: evidence, Messages: a.messages,
+					Hold: hold, Rep: rep, Reps: reps, Results: f.results, Evidence: evidence, Messages: a.messages, Scenario: a.scenario,
 					Ceilings: exec.CeilingsPath(f.results, p.Env.Name, p.Workload.Name),
 				})
 				if res != nil && (err == nil || hold <= 0) {
@@ -364,6 +377,9 @@ func printResult(w io.Writer, p *schema.Plan, res *exec.Result, hold bool) {
 	label := p.Variant
 	if f := p.Footprint; f != nil {
 		label += " at " + f.Show()
+	}
+	if sc := rec.Scenario; sc != nil {
+		label += " through " + sc.Name
 	}
 	fmt.Fprintf(w, "%s:%s rep %d/%d %s  rows/s %s (harness window %s)  cores %s (data plane %s)  peak anon+shmem %s  rows %s/%s dup %s  run %s\n",
 		p.Entrant.Name, label, rec.Rep, rec.Reps, rec.Status, fig(record.RowsPerS, "%.0f"), fig(record.HarnessRowsPerS, "%.0f"),

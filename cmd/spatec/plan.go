@@ -347,6 +347,13 @@ func writePlan(w io.Writer, p *schema.Plan) {
 		fmt.Fprintf(w, "footprint study %s (spatec footprint --env %s %s:%s): %s %s, then bisected until the gap is within %s; %d reps a point; degraded below %.2f× the envelope's rate; its points leave the envelope on purpose (deviation footprint-%s, affects envelope) and are never ranked\n",
 			name, p.Env.Name, p.Entrant.Name, name, s.Axis, strings.Join(rungs, " → "), s.Show(s.Resolution), s.Reps, s.Fraction, name)
 	}
+	if len(p.Env.Scenarios) > 0 {
+		fmt.Fprintf(w, "failure scenarios (%s):\n", heldTo(p.Entrant))
+		for _, name := range slices.Sorted(maps.Keys(p.Env.Scenarios)) {
+			fmt.Fprintf(w, "  %s: %s (spatec exec --env %s %s --scenario %s)\n",
+				name, p.Env.Scenarios[name].Show(), p.Env.Name, p.Entrant.Name, name)
+		}
+	}
 	if o := p.Entrant.SinkObjects; o != nil {
 		fmt.Fprintf(w, "on the sink, before each repetition (and dropped after it):\n")
 		for _, q := range o.Create {
@@ -538,4 +545,14 @@ func rowsWord(n int) string {
 		return "1 row"
 	}
 	return fmt.Sprintf("%d rows", n)
+}
+
+// heldTo says what a scenario holds the arm to: its restart policy and the
+// delivery guarantee it declares.
+func heldTo(e schema.Entrant) string {
+	g := "no delivery guarantee declared, so each is refused"
+	if e.Guarantee != nil {
+		g = "held to " + e.Guarantee.Kind + "; source: " + e.Guarantee.Source
+	}
+	return "the data plane's restart policy " + e.Restart + "; " + g
 }

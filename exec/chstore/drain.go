@@ -72,6 +72,11 @@ type DrainOptions struct {
 	// its first insert lands nothing, so rows alone cannot tell it from one
 	// still starting; a counter that stops does. Read once a poll.
 	Activity func() (uint64, error)
+	// Outage, when not nil and true, says a refused poll is expected (a
+	// failure scenario has broken the server on purpose): it then counts
+	// toward the stall limit only, instead of ending the drain after
+	// three in a row.
+	Outage func() bool
 	// Progress, when not nil, is called after every poll with the count,
 	// the last measured distinct count (0 until count first reaches n)
 	// and when the poll was answered, on Elapsed's clock: the poll that
@@ -178,7 +183,7 @@ func (s *Store) WaitDrained(ctx context.Context, table string, n uint64, o Drain
 			case d.Distinct == n && d.Count >= n:
 				return d, nil
 			}
-		} else if failures++; waitCtx.Err() == nil && failures >= maxPollFailures && !noAnswer(err) {
+		} else if failures++; waitCtx.Err() == nil && failures >= maxPollFailures && !noAnswer(err) && (o.Outage == nil || !o.Outage()) {
 			// The server refuses (lost mid-run): the run fails now
 			// rather than at the timeout.
 			return d, fmt.Errorf("waiting for %s to drain (after %v, %s): %w", table, d.Elapsed.Round(time.Millisecond), d.sofar(), err)

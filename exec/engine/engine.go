@@ -81,3 +81,19 @@ func Built(ctx context.Context, lookup func(context.Context, string) (Image, err
 
 // ErrNoFile says a container has no file at the path asked for.
 var ErrNoFile = errors.New("no such file in the container")
+
+// Faults is what a failure scenario needs of an engine beyond running
+// containers: to break one mid-drain as an outage would, and to mend it.
+// The Docker engine has it; an engine without it runs no scenario.
+type Faults interface {
+	// Restart stops a container (SIGKILL after grace) and starts it
+	// again, as `docker restart` does.
+	Restart(ctx context.Context, id string, grace time.Duration) error
+	// Kill sends a signal to the container's main process as the engine
+	// does it: a container killed so is stopped, and its restart policy
+	// does not start it again.
+	Kill(ctx context.Context, id, signal string) error
+	// Pause freezes every process of a container; Unpause thaws them.
+	Pause(ctx context.Context, id string) error
+	Unpause(ctx context.Context, id string) error
+}

@@ -89,6 +89,9 @@ type ContainerSpec struct {
 	NetworkMode string
 	// NetworkAliases are extra DNS names on that network (not with "host").
 	NetworkAliases []string
+	// Restart is the engine's restart policy for the container ("no",
+	// "on-failure", "always"); "" is the engine's default, never.
+	Restart string
 	// Hosts maps host names to addresses in the container's /etc/hosts.
 	Hosts map[string]string
 	// Publish maps container ports ("8081/tcp") to host ports ("18081").

@@ -114,6 +114,11 @@ func ExportWith(r record.Record, s Supplied) ([]byte, error) {
 		// readers would rank it beside the comparison's.
 		return nil, fmt.Errorf("run %s: a point of footprint study %s (its data plane given %v of the envelope's %v %s) left the envelope on purpose, and schema 2 cannot say so; it is not exported", r.RunID, r.SUT.Study, f.Cap, f.Full, f.Axis)
 	}
+	if sc := r.Scenario; sc != nil {
+		// Nor can it say that a fault was injected mid-drain: its readers
+		// would rank what the fault cost as the arm's rate.
+		return nil, fmt.Errorf("run %s: a run of failure scenario %s (the %s's %s injected mid-drain) was disturbed on purpose, and schema 2 cannot say so; it is not exported", r.RunID, sc.Name, sc.Component, sc.Action)
+	}
 	miss := &MissingError{RunID: r.RunID, Reasons: map[string]string{}}
 	var notes, supplied []string
 	blank := func(v string) bool { return strings.TrimSpace(v) == "" }

@@ -204,7 +204,74 @@ type Record struct {
 	Series *SeriesRef `json:"series,omitempty"`
 	// Gates are the correctness gates the drain was judged by.
 	Gates []Gate `json:"gates,omitempty"`
+	// Scenario, on a run of a failure scenario, is the fault injected
+	// mid-drain and what the arm did through it. Such a run is never
+	// ranked beside the comparison's.
+	Scenario *Scenario `json:"scenario,omitempty"`
 }
+
+// Scenario is a failure scenario's run: the fault as declared and as
+// injected, and what the arm did through it. Times are milliseconds from
+// the opening of the window (run.window.opened_at), on the clock of the
+// series' rows.
+type Scenario struct {
+	Name      string  `json:"name"`
+	Component string  `json:"component"`
+	Action    string  `json:"action"`
+	PauseS    int     `json:"pause_s,omitempty"`
+	At        float64 `json:"at"`
+	RecoveryS int     `json:"recovery_s"`
+	// Restart is the data plane's restart policy; Guarantee the delivery
+	// guarantee the arm declares, which the verdict holds it to.
+	Restart   string `json:"restart"`
+	Guarantee string `json:"guarantee"`
+	// Injected says the fault happened; a drain that ended first (or an
+	// action the engine refused) leaves it false, with Note saying why.
+	Injected bool `json:"injected"`
+	// FaultMS is when the fault began, FaultEndMS when spatec's part of it
+	// ended (a restart returned, a pause was lifted, a killed service was
+	// started again; for a killed data plane, its restart policy had it
+	// running again, or the recovery bound passed).
+	FaultMS    int64 `json:"fault_ms"`
+	FaultEndMS int64 `json:"fault_end_ms"`
+	// LandedAtFault is the rows landed (duplicates included) at the last
+	// poll before the fault.
+	LandedAtFault int64 `json:"landed_at_fault"`
+	// FirstRowMS is how long after the fault began a row landed again,
+	// absent when none did; RateBackMS how long until the rate over a
+	// trailing RateSpanMS was back to RateShare of the pre-fault rate,
+	// absent when it never was before the drain ended.
+	FirstRowMS *int64  `json:"first_row_after_fault_ms,omitempty"`
+	RateBackMS *int64  `json:"rate_back_after_fault_ms,omitempty"`
+	RateSpanMS int64   `json:"rate_span_ms"`
+	RateShare  float64 `json:"rate_share"`
+	// PreFaultRowsPerS is the run's rate by the fault: the rows landed
+	// then over the window until then, as the run's own rate is measured.
+	PreFaultRowsPerS float64 `json:"pre_fault_rows_per_s"`
+	// Lost is the expected rows minus the distinct rows landed; Duplicates
+	// the rows landed minus the distinct ones, all of which the table
+	// kept: Dedup says whether its engine could have absorbed a repeated
+	// insert instead ("" when it has no deduplication).
+	Lost       int64  `json:"lost_rows"`
+	Duplicates int64  `json:"duplicate_rows"`
+	Dedup      string `json:"dedup,omitempty"`
+	// Verdict is recovered, recovered-with-duplicates, recovered-with-loss
+	// or not-recovered; Held says whether that is within the declared
+	// guarantee.
+	Verdict string `json:"verdict"`
+	Held    bool   `json:"held"`
+	// Note says what spatec did and saw, in words.
+	Note string `json:"note,omitempty"`
+}
+
+// Scenario verdicts.
+const (
+	VerdictRecovered    = "recovered"
+	VerdictDuplicates   = "recovered-with-duplicates"
+	VerdictLoss         = "recovered-with-loss"
+	VerdictNotRecovered = "not-recovered"
+	VerdictNotInjected  = "not-injected"
+)
 
 // SUT is the system under test as it actually ran.
 type SUT struct {
@@ -444,6 +511,21 @@ func (r *Record) Check() []string {
 			add("sut.footprint.fraction %v is not a share between 0 and 1", f.Fraction)
 		case r.SUT.Study == "":
 			add("sut.footprint is set but sut.study does not name the study")
+		}
+	}
+
+	if sc := r.Scenario; sc != nil {
+		switch {
+		case sc.Name == "" || sc.Component == "" || sc.Action == "":
+			add("scenario names no scenario, component or action")
+		case !(sc.At > 0 && sc.At < 1):
+			add("scenario.at %v is not a share between 0 and 1", sc.At)
+		case !slices.Contains([]string{VerdictRecovered, VerdictDuplicates, VerdictLoss, VerdictNotRecovered, VerdictNotInjected}, sc.Verdict):
+			add("scenario.verdict %q is not one of recovered, recovered-with-duplicates, recovered-with-loss, not-recovered, not-injected", sc.Verdict)
+		case sc.Injected && sc.FaultEndMS < sc.FaultMS:
+			add("scenario.fault_end_ms %d is before fault_ms %d", sc.FaultEndMS, sc.FaultMS)
+		case r.SUT.Footprint != nil:
+			add("a record is a scenario's run or a footprint point, not both")
 		}
 	}
 

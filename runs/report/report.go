@@ -14,6 +14,11 @@
 // workload, the dataset and every fact both state of the environment agree,
 // by the one rate both tools define.
 //
+// Runs that left the envelope on purpose (a footprint study's points,
+// footprint.go) or were disturbed on purpose (a failure scenario's runs,
+// scenario.go) are read into studies of their own, never into a section,
+// the history or a ranking.
+//
 // A record that cannot be used (corrupt, truncated, an unknown schema version,
 // another environment than asked for) is returned as a Problem naming its file
 // and line; the rest of the input is still read. Nothing is dropped silently.
@@ -135,9 +140,14 @@ type Report struct {
 	// Footprints are the footprint studies read: each arm's data-plane cap
 	// tightened until it degrades. Their runs are in no section: they left
 	// the envelope on purpose and are never ranked.
-	Footprints       []*Footprint `json:"footprints,omitempty"`
-	JointRanking     string       `json:"joint_ranking,omitempty"`
-	HarnessUnmatched []string     `json:"harness_unmatched,omitempty"`
+	Footprints []*Footprint `json:"footprints,omitempty"`
+	// Scenarios are the failure scenarios read: each arm's runs through a
+	// fault injected mid-drain, beside its undisturbed rate. Their runs
+	// are in no section: they were disturbed on purpose and are never
+	// ranked.
+	Scenarios        []*Scenario `json:"scenarios,omitempty"`
+	JointRanking     string      `json:"joint_ranking,omitempty"`
+	HarnessUnmatched []string    `json:"harness_unmatched,omitempty"`
 
 	history historyAcc
 	foreign []HistoryRun
@@ -284,7 +294,8 @@ func Load(paths []string, opts Options) (*Report, []record.Problem, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	b := builder{rep: rep, sections: map[sectionKey]*Section{}, footprints: map[footprintKey]*Footprint{}, knee: opts.Knee, facts: opts.SpatecFacts}
+	b := builder{rep: rep, sections: map[sectionKey]*Section{}, footprints: map[footprintKey]*Footprint{},
+		scenarios: map[scenarioKey]*Scenario{}, undisturbed: map[undisturbedKey][]float64{}, knee: opts.Knee, facts: opts.SpatecFacts}
 	for _, path := range files {
 		rep.Files++
 		if opts.Foreign != nil {
@@ -358,8 +369,13 @@ type builder struct {
 	rep        *Report
 	sections   map[sectionKey]*Section
 	footprints map[footprintKey]*Footprint
-	knee       float64
-	facts      func(*record.Record) interop.Facts
+	scenarios  map[scenarioKey]*Scenario
+	// undisturbed holds the rows/s of every ok run inside the envelope
+	// with no fault, by arm and conditions: what a scenario's runs are set
+	// against.
+	undisturbed map[undisturbedKey][]float64
+	knee        float64
+	facts       func(*record.Record) interop.Facts
 }
 
 func (b *builder) add(path string, line int, rec *record.Record) {
@@ -370,6 +386,14 @@ func (b *builder) add(path string, line int, rec *record.Record) {
 		b.addFootprint(rec)
 		return
 	}
+	if rec.Scenario != nil {
+		// A scenario's run was disturbed on purpose: its rate says what a
+		// fault cost, not what the arm does, so it is kept from every
+		// section, history and ranking, as a footprint point is.
+		b.addScenario(path, rec)
+		return
+	}
+	b.noteUndisturbed(rec)
 	b.rep.history.addRecord(rec)
 	sk := sectionKey{rec.Run.Env, rec.Run.EnvDigest, rec.Run.HarnessVersion, rec.Run.Dataset.Workload, rec.Run.Dataset.Version, rec.Run.Dataset.Messages}
 	sec := b.sections[sk]
@@ -535,6 +559,7 @@ func (b *builder) finish(baseline string) {
 	}
 	b.joint(baseline)
 	b.finishFootprints()
+	b.finishScenarios()
 	slices.SortStableFunc(b.rep.Problems, func(a, b record.Problem) int {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})

@@ -35,7 +35,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintln(bw)
 	fmt.Fprintln(bw, Ranking+".")
-	if len(r.Sections) == 0 && len(r.Footprints) == 0 {
+	if len(r.Sections) == 0 && len(r.Footprints) == 0 && len(r.Scenarios) == 0 {
 		fmt.Fprintln(bw, "no usable records")
 	}
 	if envs := r.envCount(); envs > 1 {
@@ -89,6 +89,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := r.writeFootprintTables(bw); err != nil {
 		return err
 	}
+	if err := r.writeScenarioTables(bw); err != nil {
+		return err
+	}
 	for _, u := range r.HarnessUnmatched {
 		fmt.Fprintf(bw, "\n%s\n", u)
 	}
@@ -135,6 +138,51 @@ func (r *Report) writeFootprintTables(bw *bufio.Writer) error {
 		}
 		for _, f := range fp.Findings {
 			fmt.Fprintf(bw, "  %s\n", f)
+		}
+	}
+	return nil
+}
+
+// writeScenarioTables writes the failure scenarios, per environment: what
+// each does, what each arm declares it holds to, and one row per arm with
+// each run's verdict and the medians of its runs' figures beside its
+// undisturbed rate. Their runs are in no section: they were disturbed on
+// purpose.
+func (r *Report) writeScenarioTables(bw *bufio.Writer) error {
+	env := ""
+	for _, s := range r.Scenarios {
+		if s.Env != env {
+			env = s.Env
+			fmt.Fprintf(bw, "\nFailure scenarios on %s: a fault injected mid-drain, and what each arm did through it; figures are medians [min–max] over the runs the fault reached, %s where none gave one\n", env, absent)
+		}
+		fmt.Fprintf(bw, "\n%s\n", s.Title())
+		fmt.Fprintf(bw, "  %s: %s\n", s.Name, s.Does())
+		for _, a := range s.Arms {
+			fmt.Fprintf(bw, "  %s: %s\n", a.Label, a.Declares())
+		}
+		fmt.Fprintln(bw)
+		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ARM\tRUNS\tVERDICT\tHELD\tFIRST ROW AFTER FAULT (S)\tRATE BACK AFTER FAULT (S)\tLOST ROWS\tDUPLICATE ROWS\tROWS/S (WHOLE RUN)\tUNDISTURBED ROWS/S\tVS UNDISTURBED")
+		for _, a := range s.Arms {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				a.Label, len(a.Runs), verdictsText(a), heldText(a),
+				figureText(a.FirstRowS, "s"), figureText(a.RateBackS, "s"), figureText(a.Lost, "rows"), figureText(a.Duplicates, "rows"),
+				figureText(a.RowsPerS, "rate"), undisturbedText(a), figureText(a.Ratio, "ratio"))
+		}
+		if err := tw.Flush(); err != nil {
+			return fmt.Errorf("writing the scenario table: %w", err)
+		}
+		var notes []string
+		for _, a := range s.Arms {
+			for _, n := range a.Notes {
+				notes = append(notes, a.Label+": "+n)
+			}
+		}
+		if len(notes) > 0 {
+			fmt.Fprintln(bw, "\nnotes:")
+			for _, n := range notes {
+				fmt.Fprintf(bw, "  %s\n", n)
+			}
 		}
 	}
 	return nil

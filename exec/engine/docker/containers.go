@@ -54,10 +54,11 @@ func (e *Engine) Create(ctx context.Context, spec engine.ContainerSpec) (engine.
 		}
 	}
 	hostCfg := &container.HostConfig{
-		NetworkMode: container.NetworkMode(spec.NetworkMode),
-		ShmSize:     spec.ShmSize,
-		Tmpfs:       spec.Tmpfs,
-		Binds:       spec.Binds,
+		NetworkMode:   container.NetworkMode(spec.NetworkMode),
+		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyMode(spec.Restart)},
+		ShmSize:       spec.ShmSize,
+		Tmpfs:         spec.Tmpfs,
+		Binds:         spec.Binds,
 		Resources: container.Resources{
 			NanoCPUs:   spec.NanoCPUs,
 			CpusetCpus: spec.CpusetCpus,
@@ -352,6 +353,15 @@ func (e *Engine) Pause(ctx context.Context, id string) error {
 func (e *Engine) Unpause(ctx context.Context, id string) error {
 	if err := e.cli.ContainerUnpause(ctx, id); err != nil {
 		return fmt.Errorf("unpausing container %s: %w", id, err)
+	}
+	return nil
+}
+
+// Restart stops a container, killing it after grace, and starts it again.
+func (e *Engine) Restart(ctx context.Context, id string, grace time.Duration) error {
+	secs := int(math.Ceil(grace.Seconds()))
+	if err := e.cli.ContainerRestart(ctx, id, container.StopOptions{Timeout: &secs}); err != nil {
+		return fmt.Errorf("restarting container %s: %w", id, err)
 	}
 	return nil
 }

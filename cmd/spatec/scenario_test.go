@@ -1,0 +1,73 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"spatec.dev/spatec/runs/record"
+)
+
+// scenarioRun runs the reference arm through one of local-containers'
+// failure scenarios and returns its record, checked for what every
+// scenario's run must say: the fault injected once the scenario's share of
+// the rows had landed, the arm back within its bound, nothing lost (it
+// declares at least once), nothing left behind and the log valid.
+func scenarioRun(t *testing.T, scenario string) record.Record {
+	t.Helper()
+	e := requireContainers(t)
+	results := t.TempDir()
+	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--scenario", scenario, "--results", results)
+	code := b.wait(t)
+	recs := faultOutcome(t, e, "scenario "+scenario, results, 1, 0, "")
+	if code != 0 || len(recs) != 1 {
+		t.Fatalf("exit %d with %d records; want 0 and one record; stderr:\n%s", code, len(recs), b.stderr.String())
+	}
+	rec := recs[0]
+	sc := rec.Scenario
+	if rec.Status != record.StatusOK || sc == nil {
+		t.Fatalf("record %s, scenario %+v; want ok with its scenario; note: %s", rec.Status, sc, rec.Note)
+	}
+	t.Logf("%s: %s", scenario, rec.Note)
+	expected := rec.Metrics[record.ExpectedRows].Value
+	switch {
+	case sc.Name != scenario || !sc.Injected:
+		t.Errorf("scenario %q injected %v; want %s injected", sc.Name, sc.Injected, scenario)
+	case float64(sc.LandedAtFault) < sc.At*expected*0.9 || float64(sc.LandedAtFault) > expected:
+		t.Errorf("%d rows had landed at the fault; want about %.0f%% of %.0f", sc.LandedAtFault, sc.At*100, expected)
+	case sc.FaultMS <= 0 || sc.FaultEndMS < sc.FaultMS:
+		t.Errorf("fault from %d ms to %d ms; want a fault inside the window", sc.FaultMS, sc.FaultEndMS)
+	case sc.FirstRowMS == nil || *sc.FirstRowMS <= sc.FaultEndMS-sc.FaultMS:
+		t.Errorf("first row after the fault at %v ms; want one after spatec's part of the fault ended (%d ms)", sc.FirstRowMS, sc.FaultEndMS-sc.FaultMS)
+	case sc.Lost != 0 || sc.PreFaultRowsPerS <= 0:
+		t.Errorf("%d rows lost, %v rows/s before the fault; want none lost and a rate", sc.Lost, sc.PreFaultRowsPerS)
+	case sc.Verdict != record.VerdictRecovered && sc.Verdict != record.VerdictDuplicates || !sc.Held:
+		t.Errorf("verdict %s, held %v; want recovered (with or without duplicates), within at-least-once", sc.Verdict, sc.Held)
+	case float64(sc.Duplicates) != rec.Metrics[record.DuplicateRows].Value:
+		t.Errorf("%d duplicates in the scenario, %v in the metrics; want the same count", sc.Duplicates, rec.Metrics[record.DuplicateRows].Value)
+	case !strings.HasPrefix(rec.Note, "scenario "+scenario+": "+sc.Verdict):
+		t.Errorf("note %q; want it to begin with the scenario's verdict", rec.Note)
+	}
+	return rec
+}
+
+// TestScenarioClickHouseRestarted: ClickHouse restarted a third of the
+// way through the reference arm's drain. Outside a scenario the same
+// restart fails the run (TestFaultClickHouseRestarted); here the run goes
+// on through it, and the record says when rows landed again.
+func TestScenarioClickHouseRestarted(t *testing.T) {
+	rec := scenarioRun(t, "clickhouse-restart")
+	if sc := rec.Scenario; sc.Component != "clickhouse" || sc.Action != "restart" {
+		t.Errorf("scenario hit %s with %s; want clickhouse, restart", sc.Component, sc.Action)
+	}
+}
+
+// TestScenarioDataPlaneKilled: the arm's own process killed (SIGKILL from
+// the host, as a crash) and started again by its restart policy; its
+// workers resume from the committed offsets.
+func TestScenarioDataPlaneKilled(t *testing.T) {
+	rec := scenarioRun(t, "data-plane-kill")
+	if sc := rec.Scenario; sc.Restart != "on-failure" || time.Duration(*sc.FirstRowMS)*time.Millisecond > time.Duration(sc.RecoveryS)*time.Second {
+		t.Errorf("restart policy %q, first row after %d ms; want on-failure, within %d s", sc.Restart, *sc.FirstRowMS, sc.RecoveryS)
+	}
+}

@@ -1,0 +1,386 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"spatec.dev/spatec/exec/engine"
+	"spatec.dev/spatec/runs/record"
+	"spatec.dev/spatec/schema"
+)
+
+// A failure scenario turns a fault from something that fails the run into
+// the experiment: spatec breaks one component once a share of the rows has
+// landed, keeps measuring, and records how the arm came through it. What
+// stays as strict as in any run: the caps are still held to what was
+// verified (C6), every other container that stops still fails the run,
+// and the gates still judge the table after quiesce.
+
+// rateSpan is the trailing span over which the rate after a fault is
+// compared with the rate before it: long enough to hold several of an
+// arm's batches (the reference arm flushes every 500 ms), short enough to
+// say within seconds when the rate came back.
+const rateSpan = 2 * time.Second
+
+// rateShare is the share of the pre-fault rate that counts as the rate
+// regained.
+const rateShare = 0.9
+
+// fault is one failure scenario under way in one run.
+type fault struct {
+	name string
+	sc   schema.Scenario
+	eng  engine.Engine
+	act  engine.Faults
+	// expect marks a container's exits as the fault's own for the
+	// session's watchers (Session.expectExit).
+	expect func(id string, on bool)
+	// id is the container broken, who names it in notes, and service the
+	// infrastructure service it runs ("" for the data plane).
+	id, who, service string
+
+	fire sync.Once
+	due  chan struct{}
+	// done is closed once run returns: the fault injected and mended, or
+	// never due.
+	done chan struct{}
+
+	mu         sync.Mutex
+	begun      bool
+	start, end time.Time
+	err        error
+}
+
+// newFault prepares plan's scenario name for a run on this session, or
+// refuses it with why.
+func (run *armRun) newFault(name string) (*fault, error) {
+	plan := run.plan
+	sc, ok := plan.Env.Scenarios[name]
+	if !ok {
+		return nil, &Refusal{fmt.Sprintf("scenario: %s declares no scenario %q (it declares: %s)",
+			plan.Env.Name, name, strings.Join(slices.Sorted(maps.Keys(plan.Env.Scenarios)), ", "))}
+	}
+	f := &fault{name: name, sc: sc, eng: run.s.runner.Engine, expect: run.s.expectExit, due: make(chan struct{}), done: make(chan struct{})}
+	guarantee := ""
+	if g := plan.Entrant.Guarantee; g != nil {
+		guarantee = g.Kind
+	}
+	// Said from the start, so that even a refused run is a scenario's and
+	// is kept from the comparison.
+	run.rec.Scenario = &record.Scenario{Name: name, Component: sc.Component, Action: sc.Action, PauseS: sc.PauseS, At: sc.At,
+		RecoveryS: sc.RecoveryS, Restart: plan.Entrant.Restart, Guarantee: guarantee, Verdict: record.VerdictNotInjected,
+		RateSpanMS: rateSpan.Milliseconds(), RateShare: rateShare}
+	switch {
+	case plan.Entrant.Guarantee == nil:
+		return f, &Refusal{fmt.Sprintf("scenario: %s declares no delivery guarantee, and a scenario holds the arm to the one it declares; add guarantee: {kind: \"at-least-once\", source: \"<where its documentation says so>\"} to the entrant", plan.Entrant.Name)}
+	case plan.Footprint != nil:
+		return f, &Refusal{"scenario: a footprint point runs outside the envelope; run the scenario on the arm's plan"}
+	}
+	act, ok := run.s.runner.Engine.(engine.Faults)
+	if !ok {
+		return f, &Refusal{fmt.Sprintf("scenario: the %s engine cannot break a container on purpose; run scenarios on a Docker environment", plan.Env.Runtime)}
+	}
+	f.act = act
+	return f, nil
+}
+
+// aim finds the container the fault hits, once the arm has started.
+func (f *fault) aim(run *armRun) error {
+	if f.sc.Component == schema.ComponentDataPlane {
+		for _, c := range run.containers {
+			if c.role == schema.RoleDataPlane {
+				f.id, f.who = c.id, "the arm's data plane (container "+c.name+")"
+				return nil
+			}
+		}
+		return &Refusal{"scenario: the arm has no data-plane container to break"}
+	}
+	for _, c := range run.s.infra {
+		if c.service == f.sc.Component {
+			f.id, f.who, f.service = c.id, "the "+c.service+" container "+c.name, c.service
+			return nil
+		}
+	}
+	return &Refusal{fmt.Sprintf("scenario: the session runs no %s container to break", f.sc.Component)}
+}
+
+// progress fires the fault once landed rows reach the scenario's share of
+// want: the same point of every arm's work.
+func (f *fault) progress(landed, want uint64) {
+	if float64(landed) >= f.sc.At*float64(want) {
+		f.fire.Do(func() { close(f.due) })
+	}
+}
+
+// settle waits until the fault has been injected and mended, so that the
+// gates never read a server spatec is still breaking.
+func (f *fault) settle() { <-f.done }
+
+// outage says whether the fault has begun: from then on a refused poll
+// and the broken container's exit are what the scenario asked for.
+func (f *fault) outage() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.begun
+}
+
+// hits says whether an exit of container id is the fault's own.
+func (f *fault) hits(id string) bool { return f.outage() && id == f.id }
+
+// stall is the drain's stall limit through a scenario: the fault's pause
+// and its recovery bound, or the workload's own limit if that is longer.
+func (f *fault) stall(workload time.Duration) time.Duration {
+	return max(workload, time.Duration(f.sc.PauseS+f.sc.RecoveryS)*time.Second)
+}
+
+// run waits for the fault to fall due and injects it.
+func (f *fault) run(ctx context.Context) {
+	defer close(f.done)
+	select {
+	case <-f.due:
+	case <-ctx.Done():
+		return
+	}
+	f.mu.Lock()
+	f.begun, f.start = true, time.Now()
+	f.mu.Unlock()
+	if f.service != "" {
+		// The session's watcher of the service must not report the exit
+		// the fault causes.
+		f.expect(f.id, true)
+	}
+	err := f.inject(ctx)
+	f.mu.Lock()
+	f.end, f.err = time.Now(), err
+	f.mu.Unlock()
+}
+
+// inject does what the scenario says to its container.
+func (f *fault) inject(ctx context.Context) error {
+	pause := time.Duration(f.sc.PauseS) * time.Second
+	hold := func() error {
+		select {
+		case <-time.After(pause):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	switch f.sc.Action {
+	case schema.ActionRestart:
+		return f.act.Restart(ctx, f.id, 0)
+	case schema.ActionPause:
+		if err := f.act.Pause(ctx, f.id); err != nil {
+			return err
+		}
+		herr := hold()
+		// Thawed whatever happened: a frozen container outlives nothing
+		// but its run, and teardown cannot stop a frozen process.
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		return errors.Join(herr, f.act.Unpause(uctx, f.id))
+	case schema.ActionKill:
+		if f.service == "" {
+			return f.crash(ctx)
+		}
+		if err := f.act.Kill(ctx, f.id, "KILL"); err != nil {
+			return err
+		}
+		// Started again whatever happened: the session's next run needs
+		// its service.
+		return errors.Join(hold(), f.eng.Start(context.WithoutCancel(ctx), f.id))
+	}
+	return fmt.Errorf("scenario %s: no such action %q", f.name, f.sc.Action)
+}
+
+// crash kills the data plane's process from the host, as a crash or the
+// OOM killer would: the engine sees it die on its own, so the container's
+// restart policy decides what happens next. (The engine's own kill is a
+// stop it would not undo.)
+func (f *fault) crash(ctx context.Context) error {
+	c, err := f.eng.Inspect(ctx, f.id)
+	if err != nil {
+		return err
+	}
+	if !c.Running || c.Pid <= 0 {
+		return fmt.Errorf("%s was not running when the fault fell due", f.who)
+	}
+	killed := time.Now()
+	if err := syscall.Kill(c.Pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("killing %s's process %d from the host: %w (spatec needs the right to signal the engine's processes)", f.who, c.Pid, err)
+	}
+	// The fault lasts until the restart policy has the container running
+	// again: a row landing before that is an insert the dead process had
+	// already sent, not a recovery. A policy that never restarts it ends
+	// the fault at the recovery bound, and the arm did not recover.
+	bound, cancel := context.WithTimeout(ctx, time.Duration(f.sc.RecoveryS)*time.Second)
+	defer cancel()
+	for bound.Err() == nil {
+		if c, err := f.eng.Inspect(bound, f.id); err == nil && c.Running && c.StartedAt.After(killed) {
+			return nil
+		}
+		select {
+		case <-bound.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// awaitRunning waits until container id runs again, for a watcher of a
+// container a scenario broke; false when ctx ends first.
+func awaitRunning(ctx context.Context, e engine.Engine, id string) bool {
+	for {
+		if c, err := e.Inspect(ctx, id); err == nil && c.Running {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// expectExit marks container id's exits as a scenario's own until undone,
+// for the session's watchers of its infrastructure.
+func (s *Session) expectExit(id string, on bool) {
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	if on {
+		s.faulted[id] = true
+	} else {
+		delete(s.faulted, id)
+	}
+}
+
+// exitExpected says whether container id's exit is a scenario's own.
+func (s *Session) exitExpected(id string) bool {
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	return s.faulted[id]
+}
+
+// outcome is what the fault did to the drain, from the polls' series and
+// the final counts: the scenario's figures and verdict, into out.
+func (f *fault) outcome(out *record.Scenario, opened time.Time, rows record.SeriesRows, want, count, distinct uint64, counted bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.begun {
+		out.Note = fmt.Sprintf("the drain ended before %.0f%% of the rows had landed, so the fault never fell due", f.sc.At*100)
+		return
+	}
+	out.FaultMS, out.FaultEndMS = f.start.Sub(opened).Milliseconds(), f.end.Sub(opened).Milliseconds()
+	if f.err != nil {
+		out.Note = fmt.Sprintf("the fault could not be injected into %s: %v", f.who, f.err)
+		return
+	}
+	out.Injected = true
+	judge(out, rows, want, count, distinct, counted)
+}
+
+// judge fills a scenario's figures from the polls and the final counts,
+// and its verdict against the guarantee.
+func judge(out *record.Scenario, rows record.SeriesRows, want, count, distinct uint64, counted bool) {
+	t, landed := rows.OffsetsMS, rows.Landed
+	// The rows at the fault, and at the end of spatec's part of it: rows
+	// an insert under way completes in between are not a recovery.
+	var atFault, atEnd int64
+	first := -1
+	for i := range t {
+		if first < 0 && landed[i] > 0 {
+			first = i
+		}
+		if t[i] <= out.FaultMS {
+			atFault = landed[i]
+		}
+		if t[i] <= out.FaultEndMS {
+			atEnd = landed[i]
+		}
+	}
+	out.LandedAtFault = atFault
+	// The rate the run had by the fault is measured as the run's own rate
+	// is, rows over the window so far: from the first row alone, an arm
+	// that lands a backlog in a burst as it starts sets a pace no part of
+	// its drain keeps.
+	if first >= 0 && out.FaultMS > 0 {
+		out.PreFaultRowsPerS = float64(atFault) / (float64(out.FaultMS) / 1000)
+	}
+	again := -1
+	for i := range t {
+		if t[i] > out.FaultEndMS && landed[i] > atEnd {
+			again = i
+			break
+		}
+	}
+	if again >= 0 {
+		ms := t[again] - out.FaultMS
+		out.FirstRowMS = &ms
+		if out.PreFaultRowsPerS > 0 {
+			q := again
+			for i := again; i < len(t); i++ {
+				for q < i && t[q+1] <= t[i]-rateSpan.Milliseconds() {
+					q++
+				}
+				span := t[i] - t[q]
+				if span >= rateSpan.Milliseconds() && float64(landed[i]-landed[q])/(float64(span)/1000) >= rateShare*out.PreFaultRowsPerS {
+					back := t[i] - out.FaultMS
+					out.RateBackMS = &back
+					break
+				}
+			}
+		}
+	}
+	if counted {
+		out.Lost = int64(want) - int64(min(distinct, want))
+		out.Duplicates = int64(count) - int64(min(distinct, count))
+	}
+	bound := int64(out.RecoveryS)*1000 + (out.FaultEndMS - out.FaultMS)
+	switch {
+	case out.FirstRowMS == nil || *out.FirstRowMS > bound:
+		out.Verdict = record.VerdictNotRecovered
+	case !counted:
+		out.Verdict = record.VerdictNotRecovered
+		out.Note = "the rows landed could not be counted at the end"
+	case out.Lost > 0:
+		out.Verdict = record.VerdictLoss
+	case out.Duplicates > 0:
+		out.Verdict = record.VerdictDuplicates
+	default:
+		out.Verdict = record.VerdictRecovered
+	}
+	switch out.Guarantee {
+	case schema.ExactlyOnce:
+		out.Held = out.Verdict == record.VerdictRecovered
+	case schema.AtLeastOnce:
+		out.Held = out.Verdict == record.VerdictRecovered || out.Verdict == record.VerdictDuplicates
+	default:
+		out.Held = out.Verdict != record.VerdictNotRecovered
+	}
+}
+
+// scenarioNote says the scenario's outcome in a sentence, for a run's note.
+func scenarioNote(sc *record.Scenario) string {
+	if sc.Verdict == record.VerdictNotInjected {
+		return fmt.Sprintf("scenario %s: %s", sc.Name, sc.Note)
+	}
+	secs := func(ms *int64) string {
+		if ms == nil {
+			return "never"
+		}
+		return fmt.Sprintf("%.1f s", float64(*ms)/1000)
+	}
+	held := "within"
+	if !sc.Held {
+		held = "outside"
+	}
+	return fmt.Sprintf("scenario %s: %s, %s its declared %s guarantee; a row landed again %s after the fault, the rate was back %s after it; %d rows lost, %d written twice",
+		sc.Name, sc.Verdict, held, sc.Guarantee, secs(sc.FirstRowMS), secs(sc.RateBackMS), sc.Lost, sc.Duplicates)
+}
