@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -17,7 +18,9 @@ import (
 // dataPlaneLogs is the end of each data-plane container's log, for the
 // note of an arm that ran on without landing its rows: what it last said
 // is most often why ("; <name>'s log ends:" and the lines), or "" when
-// there is none to read.
+// there is none to read. A JVM that failed and restarted its work logs
+// the cause once, in a stack trace, then pages of recovery: the last
+// error it logged is quoted first, the cause before the consequence.
 func (run *armRun) dataPlaneLogs(ctx context.Context) string {
 	var b strings.Builder
 	for _, c := range run.containers {
@@ -25,13 +28,43 @@ func (run *armRun) dataPlaneLogs(ctx context.Context) string {
 			continue
 		}
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		logs, err := run.s.runner.Engine.Logs(lctx, c.id, 5)
+		logs, err := run.s.runner.Engine.Logs(lctx, c.id, causeLines)
 		cancel()
-		if err == nil && strings.TrimSpace(logs) != "" {
-			fmt.Fprintf(&b, "; container %s's log ends:\n%s", c.name, strings.TrimRight(logs, "\n")+"\n")
+		if err != nil || strings.TrimSpace(logs) == "" {
+			continue
 		}
+		lines := strings.Split(strings.TrimRight(logs, "\n"), "\n")
+		if cause := lastError(lines); cause != "" {
+			fmt.Fprintf(&b, "; container %s's last error before the stop: %s", c.name, cause)
+		}
+		fmt.Fprintf(&b, "; container %s's log ends:\n%s\n", c.name, strings.Join(lines[max(0, len(lines)-5):], "\n"))
 	}
 	return b.String()
+}
+
+// causeLines is how much of a data plane's log is searched for its last
+// error: a JVM's failure and its restarts log a few hundred lines.
+const causeLines = 2000
+
+// errorLine is a log line that reports an error: a JVM's exception and
+// the innermost cause of its stack trace, a level, a panic.
+var errorLine = regexp.MustCompile(`^Caused by: |\b(ERROR|FATAL|panic:)\b|^[A-Za-z0-9_.$]+(Exception|Error): `)
+
+// lastError returns the last error lines report: of a stack trace, its
+// innermost cause (the last "Caused by:" before the next log line), cut
+// to a line's length; "" when none does.
+func lastError(lines []string) string {
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if !errorLine.MatchString(l) {
+			continue
+		}
+		if len(l) > 400 {
+			l = l[:400] + "…"
+		}
+		return l
+	}
+	return ""
 }
 
 // targets are what the sampler reads: the arm's containers and the

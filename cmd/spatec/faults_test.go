@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -26,6 +27,8 @@ import (
 	"spatec.dev/spatec/exec/engine/docker"
 	"spatec.dev/spatec/internal/testenv"
 	"spatec.dev/spatec/runs/record"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // syncBuffer is a bytes.Buffer safe to write from one goroutine while
@@ -246,8 +249,51 @@ func TestFaultClickHousePausedAndResumed(t *testing.T) {
 	if code := b.wait(t); code != exitProblems {
 		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitProblems, b.stderr.String())
 	}
-	failedWith(t, faultOutcome(t, e, "ClickHouse paused 25 s mid-drain", results, 1, 0, ""),
+	rec := failedWith(t, faultOutcome(t, e, "ClickHouse paused 25 s mid-drain", results, 1, 0, ""),
 		"the drain stalled", "answered no query for", "stall limit 15s")
+	figuresOverWindow(t, results, rec)
+}
+
+// figuresOverWindow checks that a record's data-plane cores are those of
+// the window it names, not of the sampler's whole span: the series runs
+// on past the window (spatec waits for an exit that may explain a stall,
+// with the sampler still reading), and the figure must not.
+func figuresOverWindow(t *testing.T, results string, rec record.Record) {
+	t.Helper()
+	if rec.Series == nil {
+		t.Fatal("the record names no series")
+	}
+	log := record.PathFor(results, rec.Run.Env, rec.SUT.Entrant, rec.Run.StartedAt)
+	s, err := record.ReadSeries(log, rec.RunID, *rec.Series)
+	if err != nil {
+		t.Fatal(err)
+	}
+	windowMS := int64(rec.Metrics[record.WindowSeconds].Value * 1000)
+	var cpu []int64
+	for _, c := range s.Containers {
+		if c.Role == "data-plane" {
+			cpu = c.CPUUsageNs
+		}
+	}
+	first, last := -1, -1
+	for i, at := range s.OffsetsMS {
+		if at > windowMS || cpu[i] < 0 {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		last = i
+	}
+	if first < 0 || last <= first || s.OffsetsMS[len(s.OffsetsMS)-1] <= windowMS {
+		t.Fatalf("series of %d readings over %d ms, window %d ms: nothing to tell the window's figures from the span's", len(s.OffsetsMS), s.OffsetsMS[len(s.OffsetsMS)-1], windowMS)
+	}
+	want := float64(cpu[last]-cpu[first]) / float64((s.OffsetsMS[last]-s.OffsetsMS[first])*1e6)
+	got := rec.Metrics[record.DataPlaneCoresUsed].Value
+	t.Logf("window %d ms of a %d ms series: data-plane cores %.4f (over the window's readings %.4f)", windowMS, s.OffsetsMS[len(s.OffsetsMS)-1], got, want)
+	if math.Abs(got-want) > 0.02*want+0.002 {
+		t.Errorf("data_plane_cores_used %.4f; over the window's own readings it is %.4f", got, want)
+	}
 }
 
 func TestFaultClickHouseKilled(t *testing.T) {
@@ -674,4 +720,42 @@ func TestFaultServiceNeverHealthy(t *testing.T) {
 			t.Errorf("stderr does not say %q:\n%s", want, errOut)
 		}
 	}
+}
+
+// TestFaultPoisonMessageInFlink: a message framed for a schema the
+// registry does not have (id 99999) appended to Flink's input once the
+// drain is under way. Flink's deserializer asks the registry for it, is
+// answered 404, and fails the job before its last rows are flushed; the
+// run fails, and its note quotes the TaskManager's log as it was when the
+// drain failed (the registry's answer), not its shutdown once stopped.
+func TestFaultPoisonMessageInFlink(t *testing.T) {
+	e := requireContainers(t)
+	results := t.TempDir()
+	b := startCLI(t, "exec", "--env", "local-containers", "flink", "--results", results)
+	b.waitFor(t, drainStarted, 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	broker, err := e.Inspect(ctx, "spatec-broker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addr string
+	for _, ip := range broker.Addresses {
+		addr = ip + ":9092"
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("spatec-sensor-batches"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	// Confluent's framing: magic byte 0, then the schema id, big-endian.
+	poison := append([]byte{0, 0, 0x01, 0x86, 0x9f}, []byte("not avro")...)
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: poison}).FirstErr(); err != nil {
+		t.Fatalf("producing the poison message to %s: %v", addr, err)
+	}
+	if code := b.wait(t); code != exitProblems {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitProblems, b.stderr.String())
+	}
+	rec := failedWith(t, faultOutcome(t, e, "a poison message in Flink's input", results, 1, 0, ""), "99999")
+	t.Logf("note: %s", rec.Note)
 }
