@@ -322,7 +322,7 @@ func (s *Scenario) Does() string {
 	case s.Action == "restart":
 		act = fmt.Sprintf("restarts %s (stopped and started again at once)", what)
 	case s.Action == "kill" && s.Component == "data-plane":
-		act = fmt.Sprintf("kills %s with SIGKILL, as a crash would; the arm's own restart policy starts it again", what)
+		act = fmt.Sprintf("kills %s with SIGKILL, as a crash would, for the arm's own restart policy to start it again", what)
 	case s.Action == "kill":
 		act = fmt.Sprintf("kills %s with SIGKILL, as a crash would, and starts it again after %d s", what, s.PauseS)
 	case s.Action == "pause":
@@ -330,8 +330,8 @@ func (s *Scenario) Does() string {
 	default:
 		act = fmt.Sprintf("%s: %s (pause %d s)", s.Action, what, s.PauseS)
 	}
-	return fmt.Sprintf("%s once %.0f%% of the expected rows have landed; recovery bound %d s: an arm that lands no row within it of the fault's end has not recovered",
-		act, 100*s.At, s.RecoveryS)
+	return fmt.Sprintf("once %.0f%% of the expected rows have landed, %s; recovery bound %d s: an arm that lands no row within it of the fault's end has not recovered",
+		100*s.At, act, s.RecoveryS)
 }
 
 // Declares says what the arm holds itself to through a fault.
@@ -530,7 +530,9 @@ func scenarioChartOf(s *Scenario) scenarioChart {
 
 // rowsRate turns the rows landed at each poll into rows/s over buckets of
 // about a second (longer on a long drain, so a line keeps a few hundred
-// points), each drawn at its middle: a stall shows as a drop to 0.
+// points), each drawn as a step across its span: a stall shows as a drop
+// to 0, and a gap without polls (a server frozen or down) as one flat
+// step over the whole gap, not a slope that invents a rate inside it.
 func rowsRate(rows record.SeriesRows) curve {
 	var c curve
 	n := len(rows.OffsetsMS)
@@ -545,8 +547,9 @@ func rowsRate(rows record.SeriesRows) curve {
 			continue
 		}
 		if dt > 0 {
-			c.t = append(c.t, float64(rows.OffsetsMS[from]+rows.OffsetsMS[i])/2000)
-			c.v = append(c.v, float64(rows.Landed[i]-rows.Landed[from])/float64(dt)*1000)
+			v := float64(rows.Landed[i]-rows.Landed[from]) / float64(dt) * 1000
+			c.t = append(c.t, float64(rows.OffsetsMS[from])/1000, float64(rows.OffsetsMS[i])/1000)
+			c.v = append(c.v, v, v)
 		}
 		from = i
 	}

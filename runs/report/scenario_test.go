@@ -198,7 +198,7 @@ func TestScenarioRunsAreNeverRanked(t *testing.T) {
 	}
 	for _, want := range []string{
 		"X1 failure scenario clickhouse-restart on local (env sha256:envlocal0001, harness 1, workload (unnamed), dataset corpus-v1, 10.0k messages; its runs are never ranked)",
-		"clickhouse-restart: restarts ClickHouse (stopped and started again at once) once 30% of the expected rows have landed; recovery bound 60 s: an arm that lands no row within it of the fault's end has not recovered",
+		"clickhouse-restart: once 30% of the expected rows have landed, restarts ClickHouse (stopped and started again at once); recovery bound 60 s: an arm that lands no row within it of the fault's end has not recovered",
 		"reference: guarantee at-least-once, restart on-failure",
 		"vector: guarantee at-least-once, restart no",
 		"ARM RUNS VERDICT HELD FIRST ROW AFTER FAULT (S) RATE BACK AFTER FAULT (S) LOST ROWS DUPLICATE ROWS ROWS/S (WHOLE RUN) UNDISTURBED ROWS/S VS UNDISTURBED",
