@@ -54,6 +54,10 @@ func (run *armRun) metrics(res drainResult) {
 			kills = max(kills, 1)
 		}
 		put("oom_kills."+c.Name, float64(kills), "count", false)
+		if c.Restarts > 0 {
+			// A scenario's fault restarted it: its figures add both lives.
+			put("restarts."+c.Name, float64(c.Restarts), "count", false)
+		}
 	}
 	if sum.Readings > 0 && sum.Readings < minReadings {
 		run.rec.Flags = appendOnce(run.rec.Flags, record.FlagUnderSampled)

@@ -226,6 +226,11 @@ func quiesce(ctx context.Context, store *chstore.Store, table string, hold time.
 func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64) (drainResult, error) {
 	r, wl := run.s.runner, run.plan.Workload
 	opts := []sample.Option{sample.WithPeriod(r.period()), sample.WithClock(r.clock())}
+	if run.fault != nil {
+		// The fault may restart a container: follow it through, so that
+		// its cores and memory after the fault are in the series too.
+		opts = append(opts, sample.WithRestarts())
+	}
 	origin, fromStart := run.origin()
 	if fromStart {
 		opts = append(opts, sample.WithOrigin(origin))

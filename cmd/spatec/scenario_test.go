@@ -13,7 +13,7 @@ import (
 // scenario's run must say: the fault injected once the scenario's share of
 // the rows had landed, the arm back within its bound, nothing lost (it
 // declares at least once), nothing left behind and the log valid.
-func scenarioRun(t *testing.T, scenario string) record.Record {
+func scenarioRun(t *testing.T, scenario string) (record.Record, string) {
 	t.Helper()
 	e := requireContainers(t)
 	results := t.TempDir()
@@ -48,7 +48,41 @@ func scenarioRun(t *testing.T, scenario string) record.Record {
 	case !strings.HasPrefix(rec.Note, "scenario "+scenario+": "+sc.Verdict):
 		t.Errorf("note %q; want it to begin with the scenario's verdict", rec.Note)
 	}
-	return rec
+	return rec, results
+}
+
+// followedThrough checks that the sampler read the container the fault
+// restarted after the fault as before it, and counted the restart.
+func followedThrough(t *testing.T, results string, rec record.Record, container string) {
+	t.Helper()
+	if rec.Series == nil {
+		t.Fatal("the record names no series")
+	}
+	s, err := record.ReadSeries(record.PathFor(results, rec.Run.Env, rec.SUT.Entrant, rec.Run.StartedAt), rec.RunID, *rec.Series)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, after := 0, 0
+	for _, c := range s.Containers {
+		if c.Name != container {
+			continue
+		}
+		for i, at := range s.OffsetsMS {
+			switch {
+			case c.CPUUsageNs[i] < 0:
+			case at < rec.Scenario.FaultMS:
+				before++
+			case at > rec.Scenario.FaultEndMS:
+				after++
+			}
+		}
+	}
+	if before == 0 || after == 0 {
+		t.Errorf("container %s was read %d times before the fault and %d after it; want both", container, before, after)
+	}
+	if got := rec.Metrics["restarts."+container].Value; got != 1 {
+		t.Errorf("restarts.%s = %v; want 1", container, got)
+	}
 }
 
 // TestScenarioClickHouseRestarted: ClickHouse restarted a third of the
@@ -56,7 +90,8 @@ func scenarioRun(t *testing.T, scenario string) record.Record {
 // restart fails the run (TestFaultClickHouseRestarted); here the run goes
 // on through it, and the record says when rows landed again.
 func TestScenarioClickHouseRestarted(t *testing.T) {
-	rec := scenarioRun(t, "clickhouse-restart")
+	rec, results := scenarioRun(t, "clickhouse-restart")
+	followedThrough(t, results, rec, "spatec-clickhouse")
 	if sc := rec.Scenario; sc.Component != "clickhouse" || sc.Action != "restart" {
 		t.Errorf("scenario hit %s with %s; want clickhouse, restart", sc.Component, sc.Action)
 	}
@@ -66,7 +101,8 @@ func TestScenarioClickHouseRestarted(t *testing.T) {
 // the host, as a crash) and started again by its restart policy; its
 // workers resume from the committed offsets.
 func TestScenarioDataPlaneKilled(t *testing.T) {
-	rec := scenarioRun(t, "data-plane-kill")
+	rec, results := scenarioRun(t, "data-plane-kill")
+	followedThrough(t, results, rec, "consumer")
 	if sc := rec.Scenario; sc.Restart != "on-failure" || time.Duration(*sc.FirstRowMS)*time.Millisecond > time.Duration(sc.RecoveryS)*time.Second {
 		t.Errorf("restart policy %q, first row after %d ms; want on-failure, within %d s", sc.Restart, *sc.FirstRowMS, sc.RecoveryS)
 	}

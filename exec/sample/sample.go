@@ -35,7 +35,8 @@ type Source interface {
 
 // Target is one container to sample. The sampler does not close the
 // group: its owner does, after the window (a v2 window peak is read through
-// a descriptor the group holds until then).
+// a descriptor the group holds until then). The one exception is under
+// WithRestarts, which closes a *cgroup.Group whose read failed.
 type Target struct {
 	Name  string
 	Role  string // DataPlane, ControlPlane or Infra
@@ -69,8 +70,9 @@ func (t systemTicker) C() <-chan time.Time { return t.t.C }
 func (t systemTicker) Stop()               { t.t.Stop() }
 
 // Reading is one tick: every target's counters at one instant. Stats and
-// Errs are indexed like the targets; Errs[i] is set once target i fails,
-// and it is not read again.
+// Errs are indexed like the targets; Errs[i] is set when target i could not
+// be read. Once that happens, target i is not read again, unless the sampler
+// has WithRestarts.
 type Reading struct {
 	Index int
 	At    time.Time
@@ -99,6 +101,25 @@ func WithOrigin(t time.Time) Option { return func(s *Sampler) { s.origin = t } }
 // that is not read there: it is measured from its first real reading.
 var errBeforeOrigin = errors.New("not read at the window's origin")
 
+// WithRestarts keeps reading a target after a read fails, at every later
+// tick, instead of dropping it. Use it for windows where a container is
+// restarted on purpose (a failure scenario): its cgroup goes away for a
+// moment and comes back at the same path with its counters at zero, and
+// without this option the window would lose the container at the fault and
+// everything it did afterwards. The summary then adds up each life's
+// counters (see Container.Restarts).
+//
+// A *cgroup.Group keeps its files open between reads, and those
+// descriptors still point at the cgroup that went away. So under this
+// option, a failed read closes the group (Close leaves it usable). The next
+// Stat opens the files again at the same path. For a v2 group, the new
+// life's memory.peak then counts from when the group was recreated, which
+// is inside the window. If a read failed while the group still lived,
+// its peak from then on would be the lifetime's, since the reset descriptor
+// is gone. Reads of a live group's cgroupfs files do not fail in practice.
+// Other Sources must find the group again by themselves.
+func WithRestarts() Option { return func(s *Sampler) { s.followRestarts = true } }
+
 // WithObserver has f called with every reading as it is taken, from the
 // sampling goroutine: for live progress. f must return quickly.
 func WithObserver(f func(Reading)) Option { return func(s *Sampler) { s.observe = f } }
@@ -110,6 +131,8 @@ type Sampler struct {
 	clock   Clock
 	observe func(Reading)
 	origin  time.Time
+	// followRestarts is WithRestarts.
+	followRestarts bool
 }
 
 // New checks the targets and returns a Sampler for them.
@@ -148,7 +171,9 @@ func (s *Sampler) Period() time.Duration { return s.period }
 // returns the window's summary. Ending ctx is how a window is closed, so it
 // is not an error. The summary is complete even when a target failed part
 // way (its container exited, say): the failure is in the target's Err and
-// in the returned error.
+// in the returned error. Under WithRestarts, a target that could be read
+// again by the close did not fail. Its gap shows in the series and in its
+// Restarts.
 func (s *Sampler) Run(ctx context.Context) (Summary, error) {
 	w := s.open()
 	ticker := s.clock.NewTicker(s.period)
@@ -192,22 +217,39 @@ func (s *Sampler) open() *window {
 	return w
 }
 
-// read takes one reading of every target still readable.
+// read takes one reading of every target still readable: every target
+// under WithRestarts, otherwise those that have not failed yet.
 func (s *Sampler) read(w *window) {
 	r := Reading{Index: w.readings, At: s.clock.Now(), Stats: make([]cgroup.Stat, len(s.targets)), Errs: make([]error, len(s.targets))}
 	for i, t := range s.targets {
-		if w.acc[i].err != nil {
+		if w.acc[i].err != nil && !s.followRestarts {
 			r.Errs[i] = w.acc[i].err
 			continue
 		}
 		st, err := t.Group.Stat()
 		if err != nil {
 			err = fmt.Errorf("sampling %s (%s): %w", t.Name, t.Role, err)
+			if s.followRestarts {
+				release(t.Group)
+			}
 		}
 		r.Stats[i], r.Errs[i] = st, err
 	}
 	w.add(r)
 	if s.observe != nil {
 		s.observe(r)
+	}
+}
+
+// release closes a *cgroup.Group so that its next Stat opens the group's
+// files again at its path, where a restarted container's new cgroup
+// appears. The group's own Close documents that the group stays usable
+// after it. Other Sources are left alone: a remote group's Close, for
+// example, gives the group up for good.
+func release(src Source) {
+	if g, ok := src.(*cgroup.Group); ok {
+		// A failure to close only leaks a descriptor of a cgroup that is
+		// gone. The next read reports whatever is still wrong.
+		_ = g.Close()
 	}
 }

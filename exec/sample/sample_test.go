@@ -3,6 +3,7 @@ package sample
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -61,16 +62,23 @@ func (tr *tree) add(name string, pid int, c counters) *cgroup.Group {
 	rel := "/system.slice/docker-" + name + ".scope"
 	tr.dirs[name] = filepath.Join(tr.fs.Root, rel)
 	tr.write(filepath.Join(tr.fs.Proc, strconv.Itoa(pid), "cgroup"), "0::"+rel+"\n")
-	tr.write(filepath.Join(tr.dirs[name], "memory.max"), "103079215104\n")
-	tr.write(filepath.Join(tr.dirs[name], "memory.current"), "0\n")
-	tr.write(filepath.Join(tr.dirs[name], "memory.peak"), "0\n")
-	tr.set(name, c)
+	tr.mkgroup(name, c)
 	g, err := tr.fs.Locate(pid, "")
 	if err != nil {
 		tr.t.Fatal(err)
 	}
 	tr.t.Cleanup(func() { g.Close() })
 	return g
+}
+
+// mkgroup writes the files of a container's group, as the kernel does when
+// it makes the group, with counters c.
+func (tr *tree) mkgroup(name string, c counters) {
+	tr.t.Helper()
+	tr.write(filepath.Join(tr.dirs[name], "memory.max"), "103079215104\n")
+	tr.write(filepath.Join(tr.dirs[name], "memory.current"), "0\n")
+	tr.write(filepath.Join(tr.dirs[name], "memory.peak"), "0\n")
+	tr.set(name, c)
 }
 
 func (tr *tree) set(name string, c counters) {
@@ -192,10 +200,11 @@ type driver struct {
 	err      error
 }
 
-func startDriver(t *testing.T, targets []Target) *driver {
+func startDriver(t *testing.T, targets []Target, opts ...Option) *driver {
 	t.Helper()
 	d := &driver{t: t, clock: newFakeClock(), period: 100 * time.Millisecond, readings: make(chan Reading), done: make(chan struct{})}
-	s, err := New(targets, WithPeriod(d.period), WithClock(d.clock), WithObserver(func(r Reading) { d.readings <- r }))
+	opts = append([]Option{WithPeriod(d.period), WithClock(d.clock), WithObserver(func(r Reading) { d.readings <- r })}, opts...)
+	s, err := New(targets, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -534,6 +543,217 @@ func TestC7ZGCHeapCountsAsShmem(t *testing.T) {
 		if s.Arm.PeakAnonBytes != c.pub || s.Arm.PeakShmemBytes != c.shmem || s.Arm.DataPlanePeakAnonBytes != c.pub {
 			t.Errorf("C7: %s anon=%dM shmem=%dM published peak_anon_bytes %dM (shmem %dM); want %dM (shmem %dM)",
 				c.gc, c.anon/mib, c.shmem/mib, s.Arm.PeakAnonBytes/mib, s.Arm.PeakShmemBytes/mib, c.pub/mib, c.shmem/mib)
+		}
+	}
+}
+
+// step is one read of a restarting source: its counters, or why the read
+// failed.
+type step struct {
+	st  cgroup.Stat
+	err error
+}
+
+// restarting reads its steps in turn, repeating the last, and counts the
+// reads.
+type restarting struct {
+	mu    sync.Mutex
+	steps []step
+	reads int
+}
+
+func (r *restarting) Stat() (cgroup.Stat, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reads++
+	s := r.steps[0]
+	if len(r.steps) > 1 {
+		r.steps = r.steps[1:]
+	}
+	return s.st, s.err
+}
+
+func (r *restarting) ResetPeak() (bool, error) { return true, nil }
+
+var errGone = errors.New("the group no longer exists")
+
+// restartSteps is a data plane killed after the second reading and
+// restarted by its restart policy: its cgroup is gone for two readings,
+// then back at the same path with every counter starting again from zero.
+// The first life burns 50 ms of CPU between its readings and has a process
+// OOM-killed. The second life burns 80 ms.
+var restartSteps = []step{
+	{st: cgroup.Stat{CPUUsageNs: 1e9, AnonBytes: 100 * mib, MemoryPeakBytes: 150 * mib, NrThrottled: 4, ThrottledUsec: 40_000}},
+	{st: cgroup.Stat{CPUUsageNs: 1.05e9, AnonBytes: 120 * mib, MemoryPeakBytes: 160 * mib, NrThrottled: 5, ThrottledUsec: 50_000, OOMKills: 1}},
+	{err: errGone},
+	{err: errGone},
+	{st: cgroup.Stat{CPUUsageNs: 20e6, AnonBytes: 30 * mib, MemoryPeakBytes: 40 * mib, NrThrottled: 1, ThrottledUsec: 2_000}},
+	{st: cgroup.Stat{CPUUsageNs: 80e6, AnonBytes: 90 * mib, ShmemBytes: 10 * mib, MemoryPeakBytes: 110 * mib, NrThrottled: 2, ThrottledUsec: 5_000}},
+}
+
+// restartTargets are a data plane that restarts as restartSteps says and a
+// steady control plane (10 ms of CPU a reading).
+func restartTargets() (*restarting, []Target) {
+	dp := &restarting{steps: append([]step(nil), restartSteps...)}
+	cp := &scripted{}
+	for k := range 6 {
+		cp.stats = append(cp.stats, cgroup.Stat{CPUUsageNs: uint64(k) * 10e6, AnonBytes: 50 * mib})
+	}
+	return dp, []Target{{Name: "dp", Role: DataPlane, Group: dp}, {Name: "cp", Role: ControlPlane, Group: cp}}
+}
+
+func TestWithRestartsFollowsATargetThroughItsRestart(t *testing.T) {
+	src, targets := restartTargets()
+	d := startDriver(t, targets, WithRestarts())
+	for k := 1; k <= 4; k++ {
+		r := d.tick()
+		if failed := r.Errs[0] != nil; failed != (k == 2 || k == 3) {
+			t.Errorf("reading %d: data-plane error %v; want one only while its cgroup is gone (readings 2 and 3)", k, r.Errs[0])
+		}
+	}
+	s, err := d.finish()
+	if err != nil {
+		t.Errorf("the data plane came back, so the window did not fail: %v", err)
+	}
+	if src.reads != 6 {
+		t.Errorf("the data plane was read %d times; want every reading's 6, the gap's included", src.reads)
+	}
+	dp := s.Series.Containers[0]
+	if !slices.Equal(dp.CPUUsageNs, []int64{1e9, 1.05e9, -1, -1, 20e6, 80e6}) ||
+		!slices.Equal(dp.AnonShmemBytes, []int64{100 * mib, 120 * mib, -1, -1, 30 * mib, 100 * mib}) {
+		t.Errorf("data-plane series %+v; want -1 through the gap and the new life's counters after it", dp)
+	}
+	// Both lives' CPU, 50 ms and 80 ms, over the 500 ms window. The
+	// counter's drop to 20 ms is the new life's first reading, not a loss.
+	// Throttling and OOM kills add up alike. The memory peak is the first
+	// life's: the second's 110 MiB counts only since its own start.
+	want := Container{Name: "dp", Role: DataPlane, Samples: 4, Restarts: 1, CoresUsed: 0.26,
+		PeakAnonBytes: 120 * mib, PeakShmemBytes: 10 * mib, MemoryPeakBytes: 160 * mib, MemoryPeakKind: PeakWindow,
+		ThrottledPeriods: 1 + 2, ThrottledUsec: 10_000 + 5_000, OOMKills: 1}
+	if got := s.Containers[0]; got != want {
+		t.Errorf("data plane:\n got %+v\nwant %+v", got, want)
+	}
+	if cp := s.Containers[1]; cp.Restarts != 0 || cp.Samples != 6 || !near(cp.CoresUsed, 0.1) {
+		t.Errorf("control plane %+v; want 6 samples, 0.1 cores, no restart", cp)
+	}
+	if !near(s.Arm.DataPlaneCoresUsed, 0.26) || !near(s.Arm.CoresUsed, 0.36) || s.Arm.DataPlaneMemoryPeakBytes != 160*mib {
+		t.Errorf("arm %+v; want 0.26 data-plane cores, 0.36 in all, a 160 MiB data-plane memory peak", s.Arm)
+	}
+}
+
+func TestWithoutRestartsATargetStopsAtItsFirstFailure(t *testing.T) {
+	src, targets := restartTargets()
+	d := startDriver(t, targets)
+	for range 4 {
+		d.tick()
+	}
+	s, err := d.finish()
+	if err == nil || !strings.Contains(err.Error(), "sampling dp (data-plane)") {
+		t.Errorf("want the data plane's failure returned, got %v", err)
+	}
+	if src.reads != 3 {
+		t.Errorf("the data plane was read %d times; want 3, none after it failed", src.reads)
+	}
+	if got := s.Series.Containers[0].CPUUsageNs; !slices.Equal(got, []int64{1e9, 1.05e9, -1, -1, -1, -1}) {
+		t.Errorf("data-plane series %v; want its two readings then -1", got)
+	}
+	want := Container{Name: "dp", Role: DataPlane, Samples: 2, CoresUsed: 0.5,
+		PeakAnonBytes: 120 * mib, MemoryPeakBytes: 160 * mib, MemoryPeakKind: PeakWindow,
+		ThrottledPeriods: 1, ThrottledUsec: 10_000, OOMKills: 1,
+		Err: "sampling dp (data-plane): the group no longer exists"}
+	if got := s.Containers[0]; got != want {
+		t.Errorf("data plane:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestWithRestartsReadsARecreatedGroupAtItsPath runs the sampler on real
+// groups. A restarted container's cgroup is a new directory at the old
+// path. The descriptors the group held still point at the old one, so only
+// a group that opens its files again reads the new life.
+func TestWithRestartsReadsARecreatedGroupAtItsPath(t *testing.T) {
+	tr, targets := scriptedTargets(t)
+	others := func(i int) {
+		tr.set("cp", script["cp"][i])
+		tr.set("broker", script["broker"][i])
+	}
+	d := startDriver(t, targets, WithRestarts())
+	play(tr, 1)
+	d.tick()
+	// The data plane is killed: its cgroup goes.
+	dir := tr.dirs["dp"]
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	others(2)
+	if r := d.tick(); r.Errs[0] == nil || r.Errs[1] != nil {
+		t.Fatalf("reading errors %v; want only the data plane's", r.Errs)
+	}
+	// Its restart policy starts it again: the same path, counters at zero.
+	tr.mkgroup("dp", counters{usageUsec: 30_000, anon: 40 * mib, peak: 45 * mib})
+	others(3)
+	if r := d.tick(); r.Errs[0] != nil || r.Stats[0].CPUUsageNs != 30e6 || r.Stats[0].MemoryPeakBytes != 45*mib {
+		t.Fatalf("after the restart the data plane read %+v, %v; want the new group's 30 ms of CPU and 45 MiB peak", r.Stats[0], r.Errs[0])
+	}
+	tr.set("dp", counters{usageUsec: 60_000, anon: 50 * mib, peak: 55 * mib})
+	others(4)
+	s, err := d.finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 50 ms of CPU in the first life, 60 ms in the second, over 400 ms.
+	// The throttling is the first life's. The new group was never throttled.
+	want := Container{Name: "dp", Role: DataPlane, Samples: 4, Restarts: 1, CoresUsed: 0.275,
+		PeakAnonBytes: 300 * mib, PeakAnonShmemBytes: 200 * mib, PeakShmemBytes: 200 * mib,
+		MemoryPeakBytes: 300 * mib, MemoryPeakKind: PeakWindow, ThrottledPeriods: 2, ThrottledUsec: 1000}
+	if got := s.Containers[0]; got != want {
+		t.Errorf("data plane:\n got %+v\nwant %+v", got, want)
+	}
+	if got := s.Series.Containers[0].CPUUsageNs; !slices.Equal(got, []int64{5e9, 5.05e9, -1, 30e6, 60e6}) {
+		t.Errorf("data-plane series %v", got)
+	}
+}
+
+// TestOnlyACounterThatGoesBackIsARestart: a drop between two successful
+// readings is a restart, gap or not. A gap after which every counter has
+// kept growing is one life whose reads failed for a while.
+func TestOnlyACounterThatGoesBackIsARestart(t *testing.T) {
+	at := time.Unix(0, 0)
+	for _, c := range []struct {
+		name     string
+		steps    []step
+		restarts int
+		cpuNs    float64
+		oom      uint64
+	}{
+		{"a drop with no gap", []step{
+			{st: cgroup.Stat{CPUUsageNs: 300e6}}, {st: cgroup.Stat{CPUUsageNs: 400e6}},
+			{st: cgroup.Stat{CPUUsageNs: 10e6}}, {st: cgroup.Stat{CPUUsageNs: 50e6}},
+		}, 1, 100e6 + 50e6, 0},
+		{"a gap with no drop", []step{
+			{st: cgroup.Stat{CPUUsageNs: 300e6}}, {err: errGone},
+			{st: cgroup.Stat{CPUUsageNs: 500e6, OOMKills: 1}}, {st: cgroup.Stat{CPUUsageNs: 600e6, OOMKills: 1}},
+		}, 0, 300e6, 1},
+		{"only the OOM kills go back", []step{
+			{st: cgroup.Stat{CPUUsageNs: 0, OOMKills: 2}}, {err: errGone},
+			{st: cgroup.Stat{CPUUsageNs: 100e6, OOMKills: 1}}, {st: cgroup.Stat{CPUUsageNs: 200e6, OOMKills: 1}},
+		}, 1, 200e6, 1},
+		{"two restarts", []step{
+			{st: cgroup.Stat{CPUUsageNs: 300e6}}, {st: cgroup.Stat{CPUUsageNs: 20e6}},
+			{st: cgroup.Stat{CPUUsageNs: 10e6}}, {st: cgroup.Stat{CPUUsageNs: 30e6}},
+		}, 2, 20e6 + 30e6, 0},
+	} {
+		w := newWindow([]Target{{Name: "dp", Role: DataPlane}}, 100*time.Millisecond)
+		for k, s := range c.steps {
+			w.add(Reading{Index: k, At: at.Add(time.Duration(k) * 100 * time.Millisecond), Stats: []cgroup.Stat{s.st}, Errs: []error{s.err}})
+		}
+		s, err := w.summary()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		dp := s.Containers[0]
+		if dp.Restarts != c.restarts || dp.CoresUsed != c.cpuNs/300e6 || dp.OOMKills != c.oom {
+			t.Errorf("%s: %d restarts, %v cores, %d OOM kills; want %d, %v, %d",
+				c.name, dp.Restarts, dp.CoresUsed, dp.OOMKills, c.restarts, c.cpuNs/300e6, c.oom)
 		}
 	}
 }

@@ -34,17 +34,30 @@ type Summary struct {
 
 // trail is what Until needs of every reading beyond the series: the exact
 // instants (the series' are whole milliseconds, too coarse for the cores
-// of a short window) and the counters the series leaves out. It costs 8
-// bytes a reading and 40 a container, about 7 MB for five containers over
-// an hour at 10 Hz.
+// of a short window), the counters the series leaves out, and why a
+// reading failed. It costs 8 bytes a reading and 40 a container, about 7
+// MB for five containers over an hour at 10 Hz. Each run of failed
+// readings adds a few bytes more.
 type trail struct {
 	// at are the readings' offsets from Start.
 	at []time.Duration
 	// stats are indexed like the targets, then like at; a reading that
 	// failed is zero.
 	stats [][]trailStat
-	// failedAt is, for a target whose Err is set, the reading it failed at.
-	failedAt []int
+	// failures are, per target, the runs of readings that failed, in
+	// order. The series cannot tell a failed reading from one not taken
+	// before the origin (both are -1), and under WithRestarts a target can
+	// fail and then be read again.
+	failures [][]failure
+}
+
+// failure starts a run of failed readings of one target. The run lasts
+// until the target's next successful reading, or to the window's end.
+type failure struct {
+	// at is the index of the run's first reading.
+	at int
+	// err is that reading's error.
+	err string
 }
 
 // trailStat is the part of a reading's cgroup.Stat that the series does
@@ -79,8 +92,24 @@ type Container struct {
 	Role string
 	// Samples counts the readings that succeeded.
 	Samples int
+	// Restarts counts the restarts seen in the window: successful readings
+	// where a cumulative counter (CPU time, throttled periods or time, OOM
+	// kills) was lower than at the target's previous successful reading.
+	// Only a new cgroup starting again from zero does that. When it is not
+	// 0, the figures span the container's lives: the cumulative figures add
+	// up each life's growth, and MemoryPeakBytes is the largest life's peak.
+	// What a life did after its last reading is lost with its cgroup.
+	//
+	// A gap of failed readings alone is not a restart. A read can fail
+	// while the group lives (a probe's read timing out), and taking that as
+	// a restart would count the group's whole CPU time since it was made a
+	// second time. A real restart shows as a drop: the sampler reads the
+	// new group within a period of its appearing, long before its
+	// counters can pass the old life's.
+	Restarts int
 	// CoresUsed is CPU time over wall time between the first and the last
-	// successful reading.
+	// successful reading. The CPU time is the sum of its growth between
+	// successive successful readings, across restarts.
 	CoresUsed float64
 	// PeakAnonBytes is the largest anon+shmem of any reading (C7);
 	// PeakAnonShmemBytes is the shmem part of that reading.
@@ -91,14 +120,19 @@ type Container struct {
 	// MemoryPeakBytes is the kernel's high-water mark at the last reading
 	// (memory.peak, v1 max_usage_in_bytes); MemoryPeakKind says whether it
 	// covers the window or the container's life, MemoryPeakNote why not.
+	// A restarted cgroup's mark covers only its new life. So after a
+	// restart, this is the largest of each life's mark as last read.
 	MemoryPeakBytes uint64
 	MemoryPeakKind  string
 	MemoryPeakNote  string
-	// Throttling and OOM kills during the window.
+	// Throttling and OOM kills during the window, summed like CPU time.
 	ThrottledPeriods uint64
 	ThrottledUsec    uint64
 	OOMKills         uint64
-	// Err is why sampling stopped early, "" if it did not.
+	// Err is why the target could not be read at the window's close, ""
+	// if it could. Without WithRestarts, a target's first failure ends its
+	// sampling, so this is that failure. With it, Err is the first failure
+	// of the run of failed readings that reached the close.
 	Err string
 }
 
@@ -166,13 +200,24 @@ func (s Summary) Until(d time.Duration) Summary {
 		w.acc[i].peakWindow = c.MemoryPeakKind != PeakLifetime
 		w.acc[i].peakNote = c.MemoryPeakNote
 	}
+	// failing is each target's current run of failed readings, nil
+	// between runs; runs counts the runs begun, indexing t.failures.
+	failing := make([]error, len(targets))
+	runs := make([]int, len(targets))
 	for k := range n {
 		r := Reading{Index: k, At: s.Start.Add(t.at[k]), Stats: make([]cgroup.Stat, len(targets)), Errs: make([]error, len(targets))}
 		for i, c := range s.Containers {
 			cs := s.Series.Containers[i]
+			if f := t.failures[i]; runs[i] < len(f) && f[runs[i]].at == k {
+				failing[i] = errors.New(f[runs[i]].err)
+				runs[i]++
+			}
+			if cs.CPUUsageNs[k] >= 0 {
+				failing[i] = nil
+			}
 			switch {
-			case c.Err != "" && k >= t.failedAt[i]:
-				r.Errs[i] = errors.New(c.Err)
+			case failing[i] != nil:
+				r.Errs[i] = failing[i]
 			case cs.CPUUsageNs[k] < 0:
 				r.Errs[i] = errBeforeOrigin
 			default:
@@ -215,11 +260,21 @@ type window struct {
 type accumulator struct {
 	peakWindow bool
 	peakNote   string
-	err        error
+	// err is the failure that began the target's current run of failed
+	// readings, nil while its readings succeed.
+	err error
 
-	samples                 int
-	firstAt, lastAt         time.Time
-	first, last             cgroup.Stat
+	samples         int
+	firstAt, lastAt time.Time
+	last            cgroup.Stat
+	// The cumulative counters' growth, summed reading to reading so that a
+	// restart's drop to zero starts a new life instead of cancelling the
+	// old one's growth.
+	cpuNs, nrThrottled, throttledUsec, oomKills uint64
+	restarts                                    int
+	// peakBefore is the largest memory peak of the lives before the
+	// current one, each as last read.
+	peakBefore              uint64
 	peakAnon, peakAnonShmem uint64
 	peakShmem               uint64
 }
@@ -238,7 +293,7 @@ func newWindow(targets []Target, period time.Duration) *window {
 	w := &window{targets: targets, period: period, acc: make([]accumulator, len(targets))}
 	w.series.Containers = make([]ContainerSeries, len(targets))
 	w.trail.stats = make([][]trailStat, len(targets))
-	w.trail.failedAt = make([]int, len(targets))
+	w.trail.failures = make([][]failure, len(targets))
 	for i, t := range targets {
 		w.series.Containers[i] = ContainerSeries{Name: t.Name, Role: t.Role}
 	}
@@ -266,7 +321,7 @@ func (w *window) add(r Reading) {
 		if r.Errs[i] != nil {
 			if a.err == nil {
 				a.err = r.Errs[i]
-				w.trail.failedAt[i] = w.readings - 1
+				w.trail.failures[i] = append(w.trail.failures[i], failure{at: w.readings - 1, err: a.err.Error()})
 			}
 			cs.CPUUsageNs = append(cs.CPUUsageNs, -1)
 			cs.AnonShmemBytes = append(cs.AnonShmemBytes, -1)
@@ -279,8 +334,13 @@ func (w *window) add(r Reading) {
 			shmem: st.ShmemBytes, nrThrottled: st.NrThrottled, throttledUsec: st.ThrottledUsec,
 			oomKills: st.OOMKills, memoryPeak: st.MemoryPeakBytes,
 		})
+		// A reading that succeeds ends any run of failures: the target
+		// came back (WithRestarts).
+		a.err = nil
 		if a.samples == 0 {
-			a.first, a.firstAt = st, r.At
+			a.firstAt = r.At
+		} else {
+			a.grow(st)
 		}
 		a.last, a.lastAt = st, r.At
 		a.samples++
@@ -319,18 +379,19 @@ func (w *window) summary() (Summary, error) {
 		c := Container{
 			Name: t.Name, Role: t.Role, Samples: a.samples,
 			PeakAnonBytes: a.peakAnon, PeakAnonShmemBytes: a.peakAnonShmem, PeakShmemBytes: a.peakShmem,
-			MemoryPeakBytes:  a.last.MemoryPeakBytes,
+			Restarts:         a.restarts,
+			MemoryPeakBytes:  max(a.peakBefore, a.last.MemoryPeakBytes),
 			MemoryPeakKind:   PeakWindow,
 			MemoryPeakNote:   a.peakNote,
-			ThrottledPeriods: delta(a.first.NrThrottled, a.last.NrThrottled),
-			ThrottledUsec:    delta(a.first.ThrottledUsec, a.last.ThrottledUsec),
-			OOMKills:         delta(a.first.OOMKills, a.last.OOMKills),
+			ThrottledPeriods: a.nrThrottled,
+			ThrottledUsec:    a.throttledUsec,
+			OOMKills:         a.oomKills,
 		}
 		if !a.peakWindow {
 			c.MemoryPeakKind = PeakLifetime
 		}
 		if wall := a.lastAt.Sub(a.firstAt); wall > 0 {
-			c.CoresUsed = float64(delta(a.first.CPUUsageNs, a.last.CPUUsageNs)) / float64(wall.Nanoseconds())
+			c.CoresUsed = float64(a.cpuNs) / float64(wall.Nanoseconds())
 		}
 		if a.err != nil {
 			c.Err = a.err.Error()
@@ -355,11 +416,21 @@ func (w *window) summary() (Summary, error) {
 	return s, errors.Join(errs...)
 }
 
-// delta is how much a cumulative counter grew; a counter that went back
-// (a reset, a recreated group) grew by nothing the window can see.
-func delta(first, last uint64) uint64 {
-	if last < first {
-		return 0
+// grow adds how much the cumulative counters grew from the previous
+// successful reading to st. Within a cgroup's life they only grow, so any
+// of them lower at st means the cgroup was made again (its container
+// restarted) and counts from zero. All the new life's counts came after
+// the old life's last reading, so each counter's value is its growth.
+func (a *accumulator) grow(st cgroup.Stat) {
+	prev := a.last
+	if st.CPUUsageNs < prev.CPUUsageNs || st.NrThrottled < prev.NrThrottled ||
+		st.ThrottledUsec < prev.ThrottledUsec || st.OOMKills < prev.OOMKills {
+		a.restarts++
+		a.peakBefore = max(a.peakBefore, prev.MemoryPeakBytes)
+		prev = cgroup.Stat{}
 	}
-	return last - first
+	a.cpuNs += st.CPUUsageNs - prev.CPUUsageNs
+	a.nrThrottled += st.NrThrottled - prev.NrThrottled
+	a.throttledUsec += st.ThrottledUsec - prev.ThrottledUsec
+	a.oomKills += st.OOMKills - prev.OOMKills
 }

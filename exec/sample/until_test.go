@@ -75,9 +75,9 @@ func stalledTargets(brokerGone int, cpLifetime bool) []Target {
 }
 
 // sampleFor takes n readings, 100 ms apart, then closes the window.
-func sampleFor(t *testing.T, targets []Target, n int) Summary {
+func sampleFor(t *testing.T, targets []Target, n int, opts ...Option) Summary {
 	t.Helper()
-	d := startDriver(t, targets)
+	d := startDriver(t, targets, opts...)
 	for range n - 2 {
 		d.tick()
 	}
@@ -229,5 +229,39 @@ func TestUntilFromAnOrigin(t *testing.T) {
 	}
 	if !near(c[1].CoresUsed, 0.5) || c[1].Samples != 2 || s.Series.Containers[1].CPUUsageNs[0] != -1 {
 		t.Errorf("broker: %v cores over %d samples, series %v; want 0.5, 2, not read at the origin", c[1].CoresUsed, c[1].Samples, s.Series.Containers[1].CPUUsageNs)
+	}
+}
+
+func TestUntilWithARestartInTheWindow(t *testing.T) {
+	whole := func() Summary {
+		_, targets := restartTargets()
+		return sampleFor(t, targets, 6, WithRestarts())
+	}()
+	for _, c := range []struct {
+		cut  time.Duration
+		kept int
+	}{
+		{150 * time.Millisecond, 2}, // before the fault
+		{250 * time.Millisecond, 3}, // in the gap: the data plane unreadable at the cut
+		{300 * time.Millisecond, 4},
+		{400 * time.Millisecond, 5}, // the new life's first reading
+		{450 * time.Millisecond, 5},
+	} {
+		_, targets := restartTargets()
+		stopped := sampleFor(t, targets, c.kept, WithRestarts())
+		got := whole.Until(c.cut)
+		if !reflect.DeepEqual(got, stopped) {
+			t.Errorf("cut at %v:\n got %+v\nwant %+v", c.cut, got, stopped)
+		}
+		dp := got.Containers[0]
+		if inGap := c.kept == 3 || c.kept == 4; (dp.Err != "") != inGap {
+			t.Errorf("cut at %v: data-plane error %q; want one only when the cut is in the gap", c.cut, dp.Err)
+		}
+	}
+	// Past the restart the cut keeps both lives: 50 ms of CPU and 20 ms
+	// over 400 ms, with the first life's memory peak.
+	s := whole.Until(400 * time.Millisecond)
+	if dp := s.Containers[0]; dp.Restarts != 1 || dp.CoresUsed != 0.175 || dp.MemoryPeakBytes != 160*mib || dp.OOMKills != 1 || dp.Err != "" {
+		t.Errorf("cut past the restart: %+v; want 1 restart, 0.175 cores, a 160 MiB peak, 1 OOM kill, no error", dp)
 	}
 }
