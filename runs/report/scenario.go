@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -96,6 +97,10 @@ type ScenarioRun struct {
 	RowsPerS   *float64 `json:"rows_per_s,omitempty"`
 	Ratio      *float64 `json:"ratio_to_undisturbed,omitempty"`
 	Note       string   `json:"note,omitempty"`
+	// Restarts counts, by container, the restarts the sampler saw in the
+	// run's window (its restarts.<container> metrics): the containers the
+	// fault restarted.
+	Restarts map[string]int `json:"restarts,omitempty"`
 
 	log    string
 	series *record.SeriesRef
@@ -200,9 +205,21 @@ func (b *builder) addScenario(path string, rec *record.Record) {
 	if m, ok := rec.Metrics[record.RowsPerS]; ok {
 		run.RowsPerS = ptr(m.Value)
 	}
+	for name, m := range rec.Metrics {
+		if c, ok := strings.CutPrefix(name, restartsPrefix); ok && c != "" && m.Value > 0 {
+			if run.Restarts == nil {
+				run.Restarts = map[string]int{}
+			}
+			run.Restarts[c] = int(m.Value)
+		}
+	}
 	a.Runs = append(a.Runs, run)
 	a.key = undisturbedKeyOf(rec)
 }
+
+// restartsPrefix names the metrics counting a container's restarts in the
+// window: restarts.<container>.
+const restartsPrefix = "restarts."
 
 // finishScenarios sets every scenario run against its arm's undisturbed
 // rate and aggregates the runs.
@@ -413,13 +430,20 @@ func undisturbedText(a *ScenarioArm) string {
 // one run's series, its fault shaded, the first row after it and the
 // moment the rate was back marked with vertical lines, and its pre-fault
 // rate dashed. Arms are hit at the same share of their work, not the same
-// instant, so each arm's marks are its own.
+// instant, so each arm's marks are its own. Beside it, Cores and Memory
+// draw what the arm's own containers used through the fault, from the same
+// run's series, on the same time axis.
 type scenarioChart struct {
 	ID, Title                  string
 	Width, Height              int
 	PlotX, PlotY, PlotW, PlotH float64
 	XTicks, YTicks             []tick
 	Arms                       []scenarioChartArm
+	// Cores and Memory are nil where no arm's series gave the quantity.
+	Cores, Memory *scenarioResourceChart
+	// Restarted names, for each run drawn, the containers restarted in its
+	// window; empty when none was.
+	Restarted []string
 	// Notes say which arms are not drawn, and why.
 	Notes []string
 }
@@ -438,6 +462,30 @@ type scenarioChartArm struct {
 	LegendY              float64
 }
 
+// scenarioResourceChart is one quantity of each arm's own containers over
+// its window, beside the rows/s chart and on its time axis: the arm's line
+// (class Line), broken where one of its containers could not be read, and
+// its fault shaded as in the rows/s chart.
+type scenarioResourceChart struct {
+	ID, Title, Line            string
+	Width, Height              int
+	PlotX, PlotY, PlotW, PlotH float64
+	XTicks, YTicks             []tick
+	Arms                       []scenarioResourceArm
+}
+
+type scenarioResourceArm struct {
+	Class, Title   string
+	Fault          bool
+	FaultX, FaultW float64
+	FaultTitle     string
+	// Path is the line, one subpath for each stretch every one of the
+	// arm's containers was read through.
+	Path string
+
+	segs []curve
+}
+
 // scenarioColours is how many arm colours the stylesheet defines.
 const scenarioColours = 6
 
@@ -445,9 +493,11 @@ func scenarioChartOf(s *Scenario) scenarioChart {
 	c := scenarioChart{ID: s.ID + "-chart", Title: fmt.Sprintf("%s on %s: rows/s over the window", s.Name, s.Env),
 		Width: 720, Height: 250, PlotX: 62, PlotY: 10, PlotW: 470, PlotH: 200}
 	type drawn struct {
-		arm   *ScenarioArm
-		run   *ScenarioRun
-		curve curve
+		arm           *ScenarioArm
+		run           *ScenarioRun
+		curve         curve
+		cores, memory []curve
+		roles         map[string]string
 	}
 	var arms []drawn
 	xMax, yMax := 0.0, 0.0
@@ -473,6 +523,15 @@ func scenarioChartOf(s *Scenario) scenarioChart {
 		for k := range cv.t {
 			xMax, yMax = max(xMax, cv.t[k]), max(yMax, cv.v[k])
 		}
+		d := drawn{arm: a, run: r, curve: cv, cores: armCores(ser), memory: armMemory(ser), roles: map[string]string{}}
+		for _, sc := range ser.Containers {
+			d.roles[sc.Name] = sc.Role
+		}
+		if len(d.cores) == 0 && len(d.memory) == 0 {
+			c.Notes = append(c.Notes, fmt.Sprintf("%s: the series of rep %d holds no reading of a data-plane or control-plane container, so its cores and memory are not drawn", a.Label, r.Rep))
+		} else if n := len(ser.OffsetsMS); n > 0 {
+			xMax = max(xMax, float64(ser.OffsetsMS[n-1])/1000)
+		}
 		if r.Injected {
 			yMax = max(yMax, r.PreFaultRowsPerS)
 			xMax = max(xMax, float64(r.FaultEndMS)/1000)
@@ -482,7 +541,7 @@ func scenarioChartOf(s *Scenario) scenarioChart {
 				}
 			}
 		}
-		arms = append(arms, drawn{a, r, cv})
+		arms = append(arms, d)
 	}
 	if len(arms) == 0 {
 		return c
@@ -498,6 +557,7 @@ func scenarioChartOf(s *Scenario) scenarioChart {
 		v := xMax * float64(k) / 4
 		c.XTicks = append(c.XTicks, tick{X: x(v), Label: fmt.Sprintf("%.3gs", v)})
 	}
+	var cores, memory []resourceLine
 	for i, d := range arms {
 		ca := scenarioChartArm{Class: fmt.Sprintf("s%d", i%scenarioColours), Label: d.arm.Label,
 			Title: fmt.Sprintf("%s, rep %d: rows/s over ~1 s", d.arm.Label, d.run.Rep), LegendY: c.PlotY + 16*float64(i)}
@@ -524,8 +584,256 @@ func scenarioChartOf(s *Scenario) scenarioChart {
 			}
 		}
 		c.Arms = append(c.Arms, ca)
+		if len(d.cores) > 0 {
+			cores = append(cores, resourceLine{class: ca.Class, label: d.arm.Label, run: d.run, segs: d.cores})
+		}
+		if len(d.memory) > 0 {
+			memory = append(memory, resourceLine{class: ca.Class, label: d.arm.Label, run: d.run, segs: d.memory})
+		}
+		if len(d.run.Restarts) > 0 {
+			c.Restarted = append(c.Restarted, fmt.Sprintf("%s, rep %d: %s", d.arm.Label, d.run.Rep, restartsText(d.run.Restarts, d.roles)))
+		}
+	}
+	c.Cores = resourceChartOf(s.ID+"-cores", "cores", "scenario-cores", "cores", xMax, cores)
+	c.Memory = resourceChartOf(s.ID+"-memory", "anon+shmem", "scenario-memory", "bytes", xMax, memory)
+	return c
+}
+
+// Resources are the resource charts drawn, cores first.
+func (c scenarioChart) Resources() []*scenarioResourceChart {
+	var out []*scenarioResourceChart
+	for _, r := range []*scenarioResourceChart{c.Cores, c.Memory} {
+		if r != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// resourceLine is one arm's line on a resource chart.
+type resourceLine struct {
+	class, label string
+	run          *ScenarioRun
+	segs         []curve
+}
+
+// resourceChartOf lays out one resource chart on the rows/s chart's time
+// axis, 0 to xMax seconds; nil when no arm has a line on it.
+func resourceChartOf(id, title, line, unit string, xMax float64, lines []resourceLine) *scenarioResourceChart {
+	if len(lines) == 0 {
+		return nil
+	}
+	c := &scenarioResourceChart{ID: id, Title: title, Line: line, Width: 380, Height: 160, PlotX: 62, PlotY: 18, PlotW: 300, PlotH: 116}
+	yMax := 0.0
+	for _, l := range lines {
+		for _, sg := range l.segs {
+			for _, v := range sg.v {
+				yMax = max(yMax, v)
+			}
+		}
+	}
+	top, step := niceScale(yMax, unit == "bytes")
+	x := func(sec float64) float64 { return c.PlotX + sec/xMax*c.PlotW }
+	y := func(v float64) float64 { return c.PlotY + c.PlotH - v/top*c.PlotH }
+	for v := 0.0; v <= top*1.0000001; v += step {
+		c.YTicks = append(c.YTicks, tick{X: y(v), Label: unitText(v, unit)})
+	}
+	for k := 0; k <= 4; k++ {
+		v := xMax * float64(k) / 4
+		c.XTicks = append(c.XTicks, tick{X: x(v), Label: fmt.Sprintf("%.3gs", v)})
+	}
+	what := map[string]string{"cores": "cores over ~1 s", "bytes": "anon+shmem at each reading"}[unit]
+	for _, l := range lines {
+		a := scenarioResourceArm{Class: l.class, Title: fmt.Sprintf("%s, rep %d: %s", l.label, l.run.Rep, what), segs: l.segs}
+		if gaps := gapsText(l.segs); gaps != "" {
+			a.Title += "; not read " + gaps
+		}
+		if r := l.run; r.Injected {
+			start, end := float64(r.FaultMS)/1000, float64(r.FaultEndMS)/1000
+			a.Fault, a.FaultX, a.FaultW = true, x(start), max(x(end)-x(start), 2)
+			a.FaultTitle = fmt.Sprintf("%s: the fault, %.2f s to %.2f s", l.label, start, end)
+		}
+		var b strings.Builder
+		for _, sg := range l.segs {
+			for k := range sg.t {
+				cmd := "L"
+				if k == 0 {
+					cmd = "M"
+				}
+				fmt.Fprintf(&b, "%s%.1f,%.1f ", cmd, x(sg.t[k]), y(sg.v[k]))
+			}
+			if len(sg.t) == 1 {
+				b.WriteString("h1 ") // a lone reading between failed ones, drawn as a dot
+			}
+		}
+		a.Path = strings.TrimSpace(b.String())
+		c.Arms = append(c.Arms, a)
 	}
 	return c
+}
+
+// gapsText lists the spans between a line's stretches, where one of the
+// arm's containers could not be read.
+func gapsText(segs []curve) string {
+	var gaps []string
+	for k := 1; k < len(segs); k++ {
+		prev := segs[k-1]
+		gaps = append(gaps, fmt.Sprintf("%.1f s to %.1f s", prev.t[len(prev.t)-1], segs[k].t[0]))
+	}
+	return strings.Join(gaps, ", ")
+}
+
+// restartsText names the containers restarted in a run's window, with
+// their roles where the series gives them, in name order.
+func restartsText(restarts map[string]int, roles map[string]string) string {
+	names := slices.Sorted(maps.Keys(restarts))
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n
+		if role := roles[n]; role != "" {
+			out[i] += " (" + role + ")"
+		}
+		switch k := restarts[n]; k {
+		case 1:
+			out[i] += " once"
+		case 2:
+			out[i] += " twice"
+		default:
+			out[i] += fmt.Sprintf(" %d times", k)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// armContainer says whether a container is the arm's own: its data plane
+// or control plane. Infra (the broker, ClickHouse, the registry) is the
+// environment's, shared by every arm, and never counted as the arm's.
+func armContainer(c record.SeriesContainer) bool {
+	return c.Role == "data-plane" || c.Role == "control-plane"
+}
+
+// readableRuns splits the sampler's readings into the stretches over which
+// read(c, i) holds for every one of the arm's containers at every reading:
+// [from, to] index pairs, in order. A series with none of the arm's
+// containers has none.
+func readableRuns(s *record.Series, read func(c record.SeriesContainer, i int) bool) [][2]int {
+	var own []record.SeriesContainer
+	for _, c := range s.Containers {
+		if armContainer(c) {
+			own = append(own, c)
+		}
+	}
+	if len(own) == 0 {
+		return nil
+	}
+	var out [][2]int
+	from := -1
+	for i := range s.OffsetsMS {
+		ok := true
+		for _, c := range own {
+			if !read(c, i) {
+				ok = false
+				break
+			}
+		}
+		switch {
+		case ok && from < 0:
+			from = i
+		case !ok && from >= 0:
+			out = append(out, [2]int{from, i - 1})
+			from = -1
+		}
+	}
+	if from >= 0 {
+		out = append(out, [2]int{from, len(s.OffsetsMS) - 1})
+	}
+	return out
+}
+
+// armCores is the cores the arm's own containers (data plane and control
+// plane; never infra) used over the window: their CPU time summed over
+// buckets of about a second (longer on a long window, as rowsRate's), each
+// drawn as a step across its span. A counter lower than at the reading
+// before is a new life of its container, started again from 0 (a fault
+// restarted it): the growth across the drop is the new value itself, never
+// a negative one. Where a reading of any of the arm's containers failed,
+// the line breaks: the span from the last reading of them all to the next
+// is a gap, not a bucket and never a 0, and each stretch between gaps is
+// bucketed on its own. The sampler's clock is taken as the window's: its
+// first reading is within a few milliseconds of the window's opening.
+func armCores(s *record.Series) []curve {
+	n := len(s.OffsetsMS)
+	if n < 2 {
+		return nil
+	}
+	width := max(int64(1000), (s.OffsetsMS[n-1]-s.OffsetsMS[0])/400)
+	var out []curve
+	for _, run := range readableRuns(s, func(c record.SeriesContainer, i int) bool { return c.CPUUsageNs[i] >= 0 }) {
+		var cv curve
+		from := run[0]
+		for i := from + 1; i <= run[1]; i++ {
+			dt := s.OffsetsMS[i] - s.OffsetsMS[from]
+			if dt < width && i < run[1] {
+				continue
+			}
+			if dt > 0 {
+				ns := int64(0)
+				for _, c := range s.Containers {
+					if !armContainer(c) {
+						continue
+					}
+					for j := from + 1; j <= i; j++ {
+						ns += cpuGrowth(c.CPUUsageNs[j-1], c.CPUUsageNs[j])
+					}
+				}
+				v := float64(ns) / 1e9 / (float64(dt) / 1000)
+				cv.t = append(cv.t, float64(s.OffsetsMS[from])/1000, float64(s.OffsetsMS[i])/1000)
+				cv.v = append(cv.v, v, v)
+			}
+			from = i
+		}
+		if len(cv.t) > 0 {
+			out = append(out, cv)
+		}
+	}
+	return out
+}
+
+// cpuGrowth is the CPU time a container used between two successful
+// readings of its cumulative counter: after a drop, the counter is a new
+// life's, which started from 0, so the growth is its value.
+func cpuGrowth(before, after int64) int64 {
+	if after < before {
+		return after
+	}
+	return after - before
+}
+
+// armMemory is the anon+shmem of the arm's own containers (data plane and
+// control plane; never infra) at each reading, summed; the line breaks
+// where a reading of any of them failed. A long window is thinned to a few
+// hundred points a stretch, each stretch's ends kept.
+func armMemory(s *record.Series) []curve {
+	var out []curve
+	for _, run := range readableRuns(s, func(c record.SeriesContainer, i int) bool { return c.AnonShmemBytes[i] >= 0 }) {
+		stride := max(1, len(s.OffsetsMS)/400)
+		var cv curve
+		for i := run[0]; i <= run[1]; i++ {
+			if (i-run[0])%stride != 0 && i != run[1] {
+				continue
+			}
+			sum := 0.0
+			for _, c := range s.Containers {
+				if armContainer(c) {
+					sum += float64(c.AnonShmemBytes[i])
+				}
+			}
+			cv.t = append(cv.t, float64(s.OffsetsMS[i])/1000)
+			cv.v = append(cv.v, sum)
+		}
+		out = append(out, cv)
+	}
+	return out
 }
 
 // rowsRate turns the rows landed at each poll into rows/s over buckets of

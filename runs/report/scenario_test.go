@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,8 +32,9 @@ func repN(n int) func(*record.Record) { return func(r *record.Record) { r.Rep = 
 
 // withSeries writes the run's series beside the log it is appended to: a
 // poll every 100 ms for 20 s, perPoll rows a poll except from stallFrom
-// to stallTo, when none land.
-func withSeries(t testing.TB, root string, perPoll, stallFrom, stallTo int64) func(*record.Record) {
+// to stallTo, when none land; the sampler's readings are two of the data
+// plane's unless sampled sets others.
+func withSeries(t testing.TB, root string, perPoll, stallFrom, stallTo int64, sampled ...func(*record.Series)) func(*record.Record) {
 	return func(r *record.Record) {
 		s := &record.Series{RunID: r.RunID, PeriodS: 0.1, OffsetsMS: []int64{0, 100},
 			Containers: []record.SeriesContainer{{Name: r.SUT.Entrant, Role: "data-plane", CPUUsageNs: []int64{0, 50e6}, AnonShmemBytes: []int64{10 << 20, 11 << 20}}}}
@@ -44,12 +46,58 @@ func withSeries(t testing.TB, root string, perPoll, stallFrom, stallTo int64) fu
 			s.Rows.OffsetsMS = append(s.Rows.OffsetsMS, t)
 			s.Rows.Landed = append(s.Rows.Landed, landed)
 		}
+		for _, f := range sampled {
+			f(s)
+		}
 		ref, err := record.WriteSeries(record.PathFor(root, r.Run.Env, r.SUT.Entrant, r.Run.StartedAt), s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.Series = &ref
 	}
+}
+
+// restartedDataPlane is the sampler's readings of reference's first run
+// through the ClickHouse restart, every 100 ms for 20 s. Its data plane
+// used 0.5 cores until it crashed as ClickHouse went away; its restart
+// policy had it running again before the next reading, which read the new
+// life's counter at 30 ms, and it used 0.8 cores from then; its memory
+// went from 100 MiB to 40 MiB. Its readings failed at 8.1 s to 8.3 s
+// while it ran on (a read timing out: no restart). Its control plane used
+// 0.1 cores and 20 MiB throughout. ClickHouse, infra, used 2 cores and
+// 1 GiB; its readings failed through its restart, 6.1 s to 6.9 s, and its
+// counter started again from 0. The record counts both restarts.
+func restartedDataPlane(s *record.Series) {
+	s.OffsetsMS = nil
+	dp := record.SeriesContainer{Name: "reference", Role: "data-plane"}
+	cp := record.SeriesContainer{Name: "reference-ctl", Role: "control-plane"}
+	ch := record.SeriesContainer{Name: "clickhouse", Role: "infra"}
+	for i := int64(0); i <= 200; i++ {
+		s.OffsetsMS = append(s.OffsetsMS, 100*i)
+		cpu, mem := 50e6*i, int64(100<<20)
+		if i > 65 {
+			cpu, mem = 30e6+80e6*(i-66), 40<<20
+		}
+		if i >= 81 && i <= 83 {
+			cpu, mem = -1, -1
+		}
+		dp.CPUUsageNs, dp.AnonShmemBytes = append(dp.CPUUsageNs, cpu), append(dp.AnonShmemBytes, mem)
+		cp.CPUUsageNs, cp.AnonShmemBytes = append(cp.CPUUsageNs, 10e6*i), append(cp.AnonShmemBytes, 20<<20)
+		cpu, mem = 200e6*i, 1<<30
+		switch {
+		case i >= 61 && i <= 69:
+			cpu, mem = -1, -1
+		case i >= 70:
+			cpu = 200e6 * (i - 69)
+		}
+		ch.CPUUsageNs, ch.AnonShmemBytes = append(ch.CPUUsageNs, cpu), append(ch.AnonShmemBytes, mem)
+	}
+	s.Containers = []record.SeriesContainer{dp, cp, ch}
+}
+
+func restarted(r *record.Record) {
+	r.Metrics["restarts.reference"] = record.Metric{Value: 1, Unit: "count"}
+	r.Metrics["restarts.clickhouse"] = record.Metric{Value: 1, Unit: "count"}
 }
 
 // scenarioFixture is two arms through one scenario beside their
@@ -60,7 +108,8 @@ func withSeries(t testing.TB, root string, perPoll, stallFrom, stallTo int64) fu
 // undisturbed ok); one run that never recovered (no rate, 40000 rows
 // lost) and one the fault never reached. A reference run at 99k under
 // another environment digest is not the arm's undisturbed rate either.
-// With series, the first run of each arm keeps one.
+// With series, the first run of each arm keeps one, reference's with its
+// data plane and ClickHouse restarted (restartedDataPlane).
 func scenarioFixture(t testing.TB, root string, series bool) (scenarioIDs []string) {
 	t.Helper()
 	maybe := func(f func(*record.Record)) func(*record.Record) {
@@ -80,7 +129,7 @@ func scenarioFixture(t testing.TB, root string, series bool) (scenarioIDs []stri
 			Restart: "on-failure", Guarantee: "at-least-once", Injected: true, FaultMS: 6000, FaultEndMS: 7000,
 			LandedAtFault: 6000, FirstRowMS: ms(2000), RateBackMS: ms(5000), PreFaultRowsPerS: 1000,
 			Duplicates: 100, Verdict: record.VerdictDuplicates, Held: true,
-		}), maybe(withSeries(t, root, 100, 6000, 8000))),
+		}), restarted, maybe(withSeries(t, root, 100, 6000, 8000, restartedDataPlane))),
 		run(t, "reference", 9_000, at(2*time.Hour), repN(2), scenarioRun(record.Scenario{
 			Restart: "on-failure", Guarantee: "at-least-once", Injected: true, FaultMS: 5000, FaultEndMS: 6000,
 			LandedAtFault: 5000, FirstRowMS: ms(3000), RateBackMS: ms(7000), PreFaultRowsPerS: 1000,
@@ -229,7 +278,9 @@ func TestScenarioRunsAreNeverRanked(t *testing.T) {
 			t.Errorf("the HTML report lacks %s", want)
 		}
 	}
-	for class, n := range map[string]int{"scenario-fault": 2, "scenario-first-row": 1, "scenario-rate-back": 1, "scenario-pre-fault": 2, "scenario-rate": 2} {
+	// The fault is shaded in the rows/s chart and in both resource charts.
+	for class, n := range map[string]int{"scenario-fault": 6, "scenario-first-row": 1, "scenario-rate-back": 1, "scenario-pre-fault": 2, "scenario-rate": 2,
+		"scenario-cores": 2, "scenario-memory": 2} {
 		if got := strings.Count(page, `class="`+class+`"`); got != n {
 			t.Errorf("%d marks of class %s in the chart, want %d", got, class, n)
 		}
@@ -246,6 +297,117 @@ func TestScenarioRunsAreNeverRanked(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("the chart lacks %s", want)
 		}
+	}
+}
+
+// TestScenarioResourcesThroughARestart: beside the rows/s chart, each
+// arm's cores and anon+shmem from the same run's series: the arm's data
+// plane and control plane only, ClickHouse's readings neither counted nor
+// breaking the line; the data plane's restart a drop whose growth is the
+// new life's counter, not a negative rate; its failed readings a gap, not
+// a 0; the fault shaded; the restarted containers named in the caption.
+func TestScenarioResourcesThroughARestart(t *testing.T) {
+	root := t.TempDir()
+	scenarioFixture(t, root, true)
+	rep, problems := load(t, root, Options{})
+	if len(problems) > 0 || len(rep.Scenarios) != 1 {
+		t.Fatalf("problems %v, %d scenarios", problems, len(rep.Scenarios))
+	}
+	sc := rep.Scenarios[0]
+	if got := sc.Arms[0].Runs[0].Restarts; len(got) != 2 || got["reference"] != 1 || got["clickhouse"] != 1 {
+		t.Errorf("reference's first run restarted %v; want reference and clickhouse once each", got)
+	}
+	c := scenarioChartOf(sc)
+	if c.Cores == nil || c.Memory == nil || len(c.Cores.Arms) != 2 || len(c.Memory.Arms) != 2 {
+		t.Fatalf("resource charts: cores %+v, memory %+v", c.Cores, c.Memory)
+	}
+	type step struct{ from, to, v float64 }
+	steps := func(cv curve) []step {
+		var out []step
+		for k := 0; k+1 < len(cv.t); k += 2 {
+			out = append(out, step{cv.t[k], cv.t[k+1], cv.v[k]})
+		}
+		return out
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+	// Cores: 0.5 + 0.1 before the crash, 0.8 + 0.1 after; the second of
+	// the crash, 6 s to 7 s, holds 0.25 s of the old life (5 readings at
+	// 50 ms), the new life's first 30 ms and 4 readings at 80 ms, and
+	// 0.1 of the control plane: 0.7 cores. The data plane's failed
+	// readings break the line from 8.0 s to 8.4 s; ClickHouse's through
+	// its restart (6.1 s to 6.9 s) do not, and its 2 cores are not the
+	// arm's.
+	segs := c.Cores.Arms[0].segs
+	if len(segs) != 2 {
+		t.Fatalf("reference's cores in %d stretches, want 2 (one gap): %+v", len(segs), segs)
+	}
+	before, after := steps(segs[0]), steps(segs[1])
+	if len(before) != 8 || len(after) != 12 {
+		t.Fatalf("%d buckets before the gap and %d after; want 8 and 12: %+v %+v", len(before), len(after), before, after)
+	}
+	for k, want := range []step{{5, 6, 0.6}, {6, 7, 0.7}, {7, 8, 0.9}} {
+		if got := before[5+k]; !near(got.from, want.from) || !near(got.to, want.to) || !near(got.v, want.v) {
+			t.Errorf("cores bucket %.0f s to %.0f s: %+v, want %v", want.from, want.to, got, want.v)
+		}
+	}
+	for _, b := range before[:5] {
+		if !near(b.v, 0.6) {
+			t.Errorf("cores before the crash: %+v, want 0.6", b)
+		}
+	}
+	if got := after[0]; !near(got.from, 8.4) || !near(got.to, 9.4) || !near(got.v, 0.9) {
+		t.Errorf("first bucket after the gap: %+v, want 8.4 s to 9.4 s at 0.9", got)
+	}
+	if got := after[len(after)-1]; !near(got.from, 19.4) || !near(got.to, 20) || !near(got.v, 0.9) {
+		t.Errorf("last bucket: %+v, want 19.4 s to 20 s at 0.9", got)
+	}
+	// Memory: 120 MiB until the crash, 60 MiB after, the same gap.
+	mem := c.Memory.Arms[0].segs
+	if len(mem) != 2 || !near(mem[0].t[len(mem[0].t)-1], 8.0) || !near(mem[1].t[0], 8.4) {
+		t.Fatalf("reference's memory: %+v; want a gap from 8.0 s to 8.4 s", mem)
+	}
+	for k, tm := range mem[0].t {
+		want := float64(120 << 20)
+		if tm > 6.5 {
+			want = 60 << 20
+		}
+		if mem[0].v[k] != want {
+			t.Errorf("memory at %.1f s: %v, want %v", tm, mem[0].v[k], want)
+		}
+	}
+	if want := []string{"reference, rep 1: clickhouse (infra) once, reference (data-plane) once"}; !slices.Equal(c.Restarted, want) {
+		t.Errorf("restarted: %q, want %q", c.Restarted, want)
+	}
+
+	var html bytes.Buffer
+	if err := rep.WriteHTML(&html); err != nil {
+		t.Fatal(err)
+	}
+	page := html.String()
+	// The fault at 6 s to 7 s on the same 20 s axis, 300 wide from x=62.
+	x := func(s float64) string { return fmt.Sprintf("%.1f", 62+s/20*300) }
+	for _, want := range []string{
+		`<svg class="chart scenario-resource" id="X1-cores"`, `<svg class="chart scenario-resource" id="X1-memory"`,
+		`<rect class="scenario-fault" x="` + x(6) + `"`, `<path class="scenario-cores" d="M62.0,`, `<path class="scenario-memory" d="M62.0,`,
+		"the arm's containers only (its data plane and control plane), infra excluded",
+		"Containers restarted through the fault, in the runs drawn: reference, rep 1: clickhouse (infra) once, reference (data-plane) once.",
+		"reference, rep 1: cores over ~1 s; not read 8.0 s to 8.4 s",
+		"reference, rep 1: anon&#43;shmem at each reading; not read 8.0 s to 8.4 s",
+		"reference: the fault, 6.00 s to 7.00 s",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the HTML report lacks %s", want)
+		}
+	}
+	// The gap is a break in the line (a second subpath), not a drop to 0.
+	i := strings.Index(page, `<path class="scenario-cores" d="`)
+	d, _, _ := strings.Cut(page[i+len(`<path class="scenario-cores" d="`):], `"`)
+	if n := strings.Count(d, "M"); n != 2 {
+		t.Errorf("reference's cores line has %d subpaths, want 2: %s", n, d)
+	}
+	if y0 := fmt.Sprintf(",%.1f ", 18.0+116); strings.Contains(d+" ", y0) {
+		t.Errorf("reference's cores line drops to 0: %s", d)
 	}
 }
 
@@ -308,6 +470,7 @@ func TestScenarioRendersInChromium(t *testing.T) {
 	for _, want := range []string{
 		"<h2>Failure scenarios</h2>", `id="X1-chart"`, `<rect class="scenario-fault"`, `<line class="scenario-first-row"`,
 		`<line class="scenario-rate-back"`, `<line class="scenario-pre-fault"`, "0.85× [0.80×–0.90×]", "not-recovered",
+		`id="X1-cores"`, `id="X1-memory"`, `<path class="scenario-cores"`, `<path class="scenario-memory"`,
 	} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the loaded page lacks %q", want)
