@@ -268,14 +268,14 @@ const restartGrace = 3 * time.Second
 func (s *Session) watchInfra(name, id string) {
 	e := s.runner.Engine
 	code, err := e.Wait(s.watching, id)
-	if err != nil || s.watching.Err() != nil {
-		return
-	}
-	if s.exitExpected(id) {
+	for err == nil && s.watching.Err() == nil && s.exitExpected(id) {
 		// A failure scenario's own fault: watch it again once it runs.
-		if awaitRunning(s.watching, e, id) {
-			s.watchInfra(name, id)
+		if !awaitRunning(s.watching, e, id) {
+			return
 		}
+		code, err = e.Wait(s.watching, id)
+	}
+	if err != nil || s.watching.Err() != nil {
 		return
 	}
 	ev := exitOf(context.Background(), e, name, id, code)

@@ -293,11 +293,7 @@ func judge(out *record.Scenario, rows record.SeriesRows, want, count, distinct u
 	// The rows at the fault, and at the end of spatec's part of it: rows
 	// an insert under way completes in between are not a recovery.
 	var atFault, atEnd int64
-	first := -1
 	for i := range t {
-		if first < 0 && landed[i] > 0 {
-			first = i
-		}
 		if t[i] <= out.FaultMS {
 			atFault = landed[i]
 		}
@@ -310,7 +306,7 @@ func judge(out *record.Scenario, rows record.SeriesRows, want, count, distinct u
 	// is, rows over the window so far: from the first row alone, an arm
 	// that lands a backlog in a burst as it starts sets a pace no part of
 	// its drain keeps.
-	if first >= 0 && out.FaultMS > 0 {
+	if atFault > 0 && out.FaultMS > 0 {
 		out.PreFaultRowsPerS = float64(atFault) / (float64(out.FaultMS) / 1000)
 	}
 	again := -1

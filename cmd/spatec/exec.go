@@ -70,7 +70,8 @@ func cmdExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if sc := plans[0].Env.Scenarios; *scenario != "" && sc[*scenario] == (schema.Scenario{}) {
+	sc := plans[0].Env.Scenarios
+	if _, ok := sc[*scenario]; *scenario != "" && !ok {
 		names := slices.Sorted(maps.Keys(sc))
 		if len(names) == 0 {
 			names = []string{"none"}

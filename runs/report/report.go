@@ -702,20 +702,33 @@ func summarise(vs []float64, m record.Metric) *Stat {
 // knob values where one entrant and variant ran at several settings, so the
 // label alone tells them apart.
 func labelArms(arms []*Arm) {
-	count := map[string]int{}
-	for _, a := range arms {
-		a.Label = a.Entrant
-		if a.Variant != "" {
-			a.Label += ":" + a.Variant
-		}
-		count[a.Label]++
-	}
-	for _, a := range arms {
-		if count[a.Label] > 1 {
+	labelled(arms, func(a *Arm) (string, string) { return a.Entrant, a.Variant },
+		func(a *Arm) string {
 			knobs, _ := json.Marshal(a.Knobs)
 			sum := sha256.Sum256(knobs)
-			a.Label += "#" + hex.EncodeToString(sum[:3])
+			return "#" + hex.EncodeToString(sum[:3])
+		},
+		func(a *Arm, label string) { a.Label = label })
+}
+
+// labelled names each item entrant[:variant], and where several share a
+// name, adds what apart says of each.
+func labelled[T any](items []T, name func(T) (entrant, variant string), apart func(T) string, set func(T, string)) {
+	labels := make([]string, len(items))
+	count := map[string]int{}
+	for i, it := range items {
+		entrant, variant := name(it)
+		labels[i] = entrant
+		if variant != "" {
+			labels[i] += ":" + variant
 		}
+		count[labels[i]]++
+	}
+	for i, it := range items {
+		if count[labels[i]] > 1 {
+			labels[i] += apart(it)
+		}
+		set(it, labels[i])
 	}
 }
 

@@ -85,7 +85,7 @@ type ScenarioRun struct {
 	Held      bool          `json:"held"`
 	Injected  bool          `json:"injected"`
 	// FaultMS and FaultEndMS bound the fault on the series' clock;
-	// PreFaultRowsPerS is the rate from the first row to it.
+	// PreFaultRowsPerS is the run's rate by the fault (record.Scenario).
 	FaultMS          int64   `json:"fault_ms"`
 	FaultEndMS       int64   `json:"fault_end_ms"`
 	PreFaultRowsPerS float64 `json:"pre_fault_rows_per_s"`
@@ -291,21 +291,12 @@ func figureOf(vs []float64) *ScenarioFigure {
 	return &ScenarioFigure{Median: *m, Min: vs[0], Max: vs[len(vs)-1], N: len(vs)}
 }
 
-// scenarioLabels names each arm entrant[:variant], as a section does.
+// scenarioLabels names each arm entrant[:variant], as a section does, with
+// its knobs where one entrant and variant ran at several settings.
 func scenarioLabels(arms []*ScenarioArm) {
-	count := map[string]int{}
-	for _, a := range arms {
-		a.Label = a.Entrant
-		if a.Variant != "" {
-			a.Label += ":" + a.Variant
-		}
-		count[a.Label]++
-	}
-	for _, a := range arms {
-		if count[a.Label] > 1 {
-			a.Label += " (" + cmp.Or(knobsText(a.Knobs), "no knobs") + ")"
-		}
-	}
+	labelled(arms, func(a *ScenarioArm) (string, string) { return a.Entrant, a.Variant },
+		func(a *ScenarioArm) string { return " (" + cmp.Or(knobsText(a.Knobs), "no knobs") + ")" },
+		func(a *ScenarioArm, label string) { a.Label = label })
 }
 
 func msToS(ms *int64) *float64 {
