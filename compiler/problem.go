@@ -25,6 +25,9 @@ type Problem struct {
 	// Plans are the plans the problem was found in; none for a problem
 	// of a file, an environment or the tree.
 	Plans []PlanID
+	// guarded, until retype reads it, is a field its error disjunct
+	// refused, to be said in CUE's own words.
+	guarded *guarded
 }
 
 func (p Problem) String() string {
@@ -116,7 +119,7 @@ func isSchemaFile(f string) bool {
 // itself only points into the schema (an error("…") check).
 func fromError(err error, fallback, where string, locate func(field string) string) []Problem {
 	var out []Problem
-	errs := rootCauses(errors.Errors(err))
+	errs, said, marked := guards(rootCauses(errors.Errors(err)))
 	for _, e := range errs {
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)
@@ -127,7 +130,13 @@ func fromError(err error, fallback, where string, locate func(field string) stri
 		field := fieldPath(e)
 		p := Problem{Rule: ruleFor(e, fallback), Pos: blame(errors.Positions(e), field)}
 		if (p.Pos == "" || isSchemaFile(p.Pos)) && locate != nil {
-			if pos := locate(field); pos != "" {
+			at := field
+			if missingGuard(e) && !strings.Contains(strings.TrimPrefix(strings.TrimPrefix(field, "env."), "entrant."), ".") {
+				// A top-level field left out has no line: its file's name
+				// line is the nearest.
+				at = field[:strings.Index(field, ".")] + ".name"
+			}
+			if pos := locate(at); pos != "" {
 				p.Pos = pos
 			}
 		}
@@ -135,6 +144,16 @@ func fromError(err error, fallback, where string, locate func(field string) stri
 		if m := ruleID.FindStringSubmatch(msg); m != nil {
 			p.Rule, msg = m[1], msg[len(m[0]):]
 			p.Message = msg
+			if s, ok := said[e]; ok {
+				p.Message = s
+				if where != "" {
+					p.Message = where + ": " + s
+				}
+			}
+			if g := marked[e]; g != nil {
+				g.where = where
+				p.guarded = g
+			}
 		} else {
 			p.Message = explain(field, msg) + twice(msg, errors.Positions(e))
 			if where != "" {
@@ -188,7 +207,8 @@ func fieldPath(e errors.Error) string {
 	if rest, ok := strings.CutPrefix(field, "entrant.env."); ok {
 		field = "env." + rest // the entrant's view of its environment
 	}
-	return field
+	// A guard's error on a field left out is about that field.
+	return strings.Replace(field, "._missing.", ".", 1)
 }
 
 var (

@@ -27,6 +27,7 @@ var missingField = regexp.MustCompile(`(\S+) is missing; it is required \(the sc
 // knob: a misspelling is then named with its fix ("did you mean memory?
 // write memory"), not only refused.
 func (t *Tree) suggest(ps []Problem) []Problem {
+	ps = t.retype(ps)
 	for i, p := range ps {
 		if m := missingField.FindStringSubmatchIndex(p.Message); m != nil {
 			if doc := t.doc(p.Message[m[2]:m[3]]); doc != "" {
