@@ -164,7 +164,7 @@ func (t *Tree) checkEnvironments(schemaPath string) {
 		v := t.envs[name].value
 		ps := ownProblems(v, schemaPath)
 		if err := v.Validate(cue.Concrete(true)); err != nil {
-			for _, p := range dedupe(fromError(err, "C15", name, envLocator(v))) {
+			for _, p := range dedupe(fromError(err, "C15", name, envSite(v))) {
 				if !slices.ContainsFunc(ps, func(o Problem) bool { return o.Rule == p.Rule && o.Message == p.Message }) {
 					ps = append(ps, p)
 				}
@@ -187,7 +187,7 @@ func ownProblems(env cue.Value, schemaPath string) []Problem {
 	if err != nil {
 		return nil
 	}
-	locate := envLocator(env)
+	at := envSite(env)
 	var out []Problem
 	for list.Next() {
 		var f struct {
@@ -198,7 +198,7 @@ func ownProblems(env cue.Value, schemaPath string) []Problem {
 		if list.Value().Decode(&f) != nil {
 			continue
 		}
-		out = append(out, Problem{Pos: locate(f.At), Rule: f.Rule, Message: f.Message})
+		out = append(out, Problem{Pos: at.locate(f.At), Rule: f.Rule, Message: f.Message})
 	}
 	return out
 }

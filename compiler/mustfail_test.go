@@ -415,7 +415,7 @@ var mustFails = []mustFail{
 	{name: "footprint: an axis that is no cap", file: referenceFile,
 		old: "axis:       \"memory\"\n\t\t\tfloor:      16", new: "axis:       \"heap\"\n\t\t\tfloor:      16", line: `axis:       "heap"`,
 		env: "local", entrant: "reference", rule: "C15",
-		message: `entrant.footprints.memory.axis: conflicting values "memory" and "heap"`},
+		message: `entrant.footprints.memory.axis: invalid value "heap" (allowed: "memory", "cpus")`},
 	{name: "footprint: a floor not below the envelope", file: referenceFile,
 		old: "floor:      16 * schema.MiB", new: "floor:      2 * schema.GiB",
 		env: "local", entrant: "reference", rule: "footprint",
@@ -492,7 +492,7 @@ var mustFails = []mustFail{
 	{name: "scenario: an action spatec does not know", file: localContainersFile,
 		old: "action:    \"pause\"", new: "action:    \"freeze\"",
 		env: "local-containers", entrant: "reference", rule: "C15",
-		message: `env.scenarios."clickhouse-pause".action: 3 errors in empty disjunction`},
+		message: `env.scenarios."clickhouse-pause".action: invalid value "freeze" (allowed: "restart", "kill", "pause")`},
 	{name: "scenario: a point of the drain out of bound", file: localContainersFile,
 		old: "action:    \"pause\"", new: "action:    \"pause\"\n\t\t\tat:        1.5",
 		env: "local-containers", entrant: "reference", rule: "C15", line: "at:        1.5",
@@ -500,7 +500,7 @@ var mustFails = []mustFail{
 	{name: "scenario: a guarantee of no known kind", file: referenceFile,
 		old: `kind:   "at-least-once"`, new: `kind:   "at-most-once"`,
 		env: "local-containers", entrant: "reference", rule: "C15",
-		message: `entrant.guarantee.kind: 3 errors in empty disjunction`},
+		message: `entrant.guarantee.kind: invalid value "at-most-once" (allowed: "at-least-once", "exactly-once", "none")`},
 	// Workloads: a plan runs one the arm implements and the environment
 	// hosts, and an environment hosting a registry-framed one has a
 	// registry.

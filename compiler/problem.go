@@ -115,9 +115,8 @@ func isSchemaFile(f string) bool {
 // rule is inferred from the field the error is on; fallback is used when
 // nothing more specific applies. where names what was being compiled.
 //
-// locate, when not nil, finds a position for a field path when the error
-// itself only points into the schema (an error("…") check).
-func fromError(err error, fallback, where string, locate func(field string) string) []Problem {
+// at, when not nil, is the value the error's paths are relative to.
+func fromError(err error, fallback, where string, at *site) []Problem {
 	var out []Problem
 	errs, said, marked := guards(rootCauses(errors.Errors(err)))
 	for _, e := range errs {
@@ -129,14 +128,14 @@ func fromError(err error, fallback, where string, locate func(field string) stri
 		}
 		field := fieldPath(e)
 		p := Problem{Rule: ruleFor(e, fallback), Pos: blame(errors.Positions(e), field)}
-		if (p.Pos == "" || isSchemaFile(p.Pos)) && locate != nil {
-			at := field
+		if (p.Pos == "" || isSchemaFile(p.Pos)) && at != nil {
+			near := field
 			if missingGuard(e) && !strings.Contains(strings.TrimPrefix(strings.TrimPrefix(field, "env."), "entrant."), ".") {
 				// A top-level field left out has no line: its file's name
 				// line is the nearest.
-				at = field[:strings.Index(field, ".")] + ".name"
+				near = field[:strings.Index(field, ".")] + ".name"
 			}
-			if pos := locate(at); pos != "" {
+			if pos := at.locate(near); pos != "" {
 				p.Pos = pos
 			}
 		}
@@ -150,8 +149,8 @@ func fromError(err error, fallback, where string, locate func(field string) stri
 					p.Message = where + ": " + s
 				}
 			}
-			if g := marked[e]; g != nil {
-				g.where = where
+			if g := marked[e]; g != nil && at != nil {
+				g.where, g.value = where, at.value(field)
 				p.guarded = g
 			}
 		} else {

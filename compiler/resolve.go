@@ -55,7 +55,7 @@ func (t *Tree) resolveDecoded(envName, entrantName, variant string, point *schem
 	}
 	plan, err := t.decode(pv, envName, variant)
 	if err != nil {
-		return nil, fromError(err, "", entrantName+":"+variant+" on "+envName, locator(pv))
+		return nil, fromError(err, "", entrantName+":"+variant+" on "+envName, planSite(pv))
 	}
 	plan.Footprint = point
 	return plan, nil
@@ -134,13 +134,13 @@ func (t *Tree) resolve(envName, entrantName, variant string, point *schema.Footp
 	var problems []Problem
 	for _, part := range []string{"env", "entrant", "workload", "budget"} {
 		if err := pv.LookupPath(cue.ParsePath(part)).Validate(cue.Concrete(true)); err != nil {
-			problems = append(problems, fromError(err, "", "", locator(pv))...)
+			problems = append(problems, fromError(err, "", "", planSite(pv))...)
 		}
 	}
 	problems = append(problems, t.checks(pv, id)...)
 	if len(problems) == 0 {
 		// Nothing found, yet it is not valid: report why.
-		problems = fromError(pv.Validate(cue.Concrete(true)), "", "", locator(pv))
+		problems = fromError(pv.Validate(cue.Concrete(true)), "", "", planSite(pv))
 	}
 	for i := range problems {
 		if problems[i].Plans == nil && !strings.HasPrefix(problems[i].Message, envName+": ") {
@@ -341,12 +341,23 @@ func studyPos(pv cue.Value, variant, at, pos string) string {
 	return pos
 }
 
-// locator finds the nearest author-written position of a field path in the
-// plan, walking up to its parents; a field of the entrant or environment
-// that none of its parents places (a required block left out) is blamed on
-// that file's name line, where the author declared it.
-func locator(pv cue.Value) func(string) string {
-	return func(field string) string {
+// site is the value a CUE error's field paths are relative to: a plan, or
+// an environment on its own.
+type site struct {
+	// locate finds a position for a field path when the error itself
+	// only points into the schema (an error("…") check).
+	locate func(field string) string
+	// value is a field's value there.
+	value func(field string) cue.Value
+}
+
+// planSite finds the nearest author-written position of a field path in
+// the plan, walking up to its parents; a field of the entrant or
+// environment that none of its parents places (a required block left out)
+// is blamed on that file's name line, where the author declared it.
+func planSite(pv cue.Value) *site {
+	value := func(field string) cue.Value { return pv.LookupPath(cue.ParsePath(field)) }
+	return &site{value: value, locate: func(field string) string {
 		owner := ""
 		for _, o := range []string{"entrant", "env"} {
 			if strings.HasPrefix(field, o+".") {
@@ -369,14 +380,15 @@ func locator(pv cue.Value) func(string) string {
 			}
 		}
 		return ""
-	}
+	}}
 }
 
-// envLocator finds the nearest position in an environment's own file for
-// a field path of a plan ("env.infra.clickhouse"); a missing field is
+// envSite finds the nearest position in an environment's own file for a
+// field path of a plan ("env.infra.clickhouse"); a missing field is
 // blamed on the block that should hold it.
-func envLocator(env cue.Value) func(string) string {
-	return func(field string) string {
+func envSite(env cue.Value) *site {
+	value := func(field string) cue.Value { return env.LookupPath(cue.ParsePath(strings.TrimPrefix(field, "env."))) }
+	return &site{value: value, locate: func(field string) string {
 		field = strings.TrimPrefix(field, "env.")
 		for field != "" {
 			if pos := posOf(env.LookupPath(cue.ParsePath(field))); pos != "" && !isSchemaFile(pos) {
@@ -389,7 +401,7 @@ func envLocator(env cue.Value) func(string) string {
 			field = field[:i]
 		}
 		return posOf(env.LookupPath(cue.ParsePath("name")))
-	}
+	}}
 }
 
 // Dedupe reports each problem once, in the order first found: the same

@@ -130,8 +130,9 @@ func authorFiles(fsys fstest.MapFS) []string {
 }
 
 var (
-	gibLine = regexp.MustCompile(`^(\s*envelope: memory: )\d+ \* GiB$`)
-	hostGiB = regexp.MustCompile(`^(\s*memory: )(\d+) \* GiB$`)
+	containerImage = regexp.MustCompile(`^\s+image:\s`)
+	gibLine        = regexp.MustCompile(`^(\s*envelope: memory: )\d+ \* GiB$`)
+	hostGiB        = regexp.MustCompile(`^(\s*memory: )(\d+) \* GiB$`)
 )
 
 // mutations makes every shape's edit of every author file.
@@ -173,6 +174,27 @@ func mutations(t *testing.T, fsys fstest.MapFS, tr *Tree) []mutation {
 					}
 					return strings.Replace(old, f.label+":", m[2]+":", 1), true
 				}})
+		}
+		// A misspelt name inside a container: its image, which nothing
+		// refers to (a name referred to breaks its references first).
+		if kind == "entrant" {
+			for i, in := 0, false; i < len(lines); i++ {
+				in = in || strings.HasPrefix(strings.TrimSpace(lines[i]), "containers:")
+				if !in || !containerImage.MatchString(lines[i]) {
+					continue
+				}
+				old := lines[i]
+				out = append(out, mutation{shape: "misspelt name in a container", file: file, field: "image", line: i + 1, old: old,
+					new: strings.Replace(old, "image:", "imgae:", 1), rule: "C15", message: `unknown field "imgae" at entrant.containers.`,
+					fix: func(p string) (string, bool) {
+						m := regexp.MustCompile(`did you mean (\S+)\? write (\S+)`).FindStringSubmatch(p)
+						if m == nil {
+							return "", false
+						}
+						return strings.Replace(old, "image:", m[2]+":", 1), true
+					}})
+				break
+			}
 		}
 		// A required field left out.
 		if f, ok := first(func(f topField) bool { return f.required && f.oneLine && f.label != "name" }); ok {
@@ -282,6 +304,9 @@ func TestMutationsByShape(t *testing.T) {
 	}
 	if n := len(authorFiles(base)); shapes["misspelt name"] != n || shapes["missing field"] != n {
 		t.Fatalf("every one of the %d author files gets each shape; made %v", n, shapes)
+	}
+	if shapes["misspelt name in a container"] == 0 {
+		t.Fatalf("no entrant's container was given a misspelt name; made %v", shapes)
 	}
 	for _, m := range muts {
 		t.Run(m.shape+" "+m.file, func(t *testing.T) {

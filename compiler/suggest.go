@@ -27,7 +27,7 @@ var missingField = regexp.MustCompile(`(\S+) is missing; it is required \(the sc
 // knob: a misspelling is then named with its fix ("did you mean memory?
 // write memory"), not only refused.
 func (t *Tree) suggest(ps []Problem) []Problem {
-	ps = t.retype(ps)
+	ps = retype(ps)
 	for i, p := range ps {
 		if m := missingField.FindStringSubmatchIndex(p.Message); m != nil {
 			if doc := t.doc(p.Message[m[2]:m[3]]); doc != "" {
@@ -72,6 +72,12 @@ func schemaField(root cue.Value, path string) (cue.Value, bool) {
 		next, ok := field(v, sel.Unquoted())
 		if !ok {
 			next = v.LookupPath(cue.MakePath(cue.AnyString))
+		}
+		if !next.Exists() {
+			// A pattern on names ([#Name]: #Scenario) applies once the
+			// name is there.
+			p := cue.MakePath(sel)
+			next = v.FillPath(p, v.Context().CompileString("_")).LookupPath(p)
 		}
 		if !next.Exists() {
 			return cue.Value{}, false
