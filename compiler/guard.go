@@ -62,7 +62,7 @@ func guards(errs []errors.Error) (keep []errors.Error, said map[errors.Error]str
 			said[e] = explain(field, "field is required but not present")
 		case unknownGuard.MatchString(msg[len(m[0]):]):
 			said[e] = explain(fieldPath(e), "field not allowed")
-		default:
+		case fieldGuard(e):
 			marked[e] = &guarded{field: fieldPath(e)}
 		}
 		keep = append(keep, e)
@@ -73,6 +73,23 @@ func guards(errs []errors.Error) (keep []errors.Error, said map[errors.Error]str
 // emptyDisjunction is CUE's summary of a disjunction none of whose
 // alternatives held: "2 errors in empty disjunction:".
 var emptyDisjunction = regexp.MustCompile(`^[0-9]+ errors in empty disjunction`)
+
+// fieldGuard reports whether an error is a field's error disjunct's: on
+// a field an author writes (not a hidden check's, _failures), with the
+// author's line among its positions.
+func fieldGuard(e errors.Error) bool {
+	for _, label := range e.Path() {
+		if strings.HasPrefix(label, "_") {
+			return false
+		}
+	}
+	for _, p := range errors.Positions(e) {
+		if p.IsValid() && !isSchema(p) {
+			return true
+		}
+	}
+	return false
+}
 
 // missingGuard reports whether an error is _missing's.
 func missingGuard(e errors.Error) bool {
