@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 results=${RESULTS:-results-resilience}
 report=${REPORT:-resilience.html}
 arms=${ARMS:-reference flink}
-scenarios=${SCENARIOS:-clickhouse-restart clickhouse-pause broker-restart data-plane-kill}
+scenarios=${SCENARIOS:-clickhouse-restart clickhouse-pause clickhouse-partition broker-restart data-plane-kill}
 reps=${REPS:-3}
 
 bash .ci/services

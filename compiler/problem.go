@@ -129,13 +129,7 @@ func fromError(err error, fallback, where string, at *site) []Problem {
 		field := fieldPath(e)
 		p := Problem{Rule: ruleFor(e, fallback), Pos: blame(errors.Positions(e), field)}
 		if (p.Pos == "" || isSchemaFile(p.Pos)) && at != nil {
-			near := field
-			if missingGuard(e) && !strings.Contains(strings.TrimPrefix(strings.TrimPrefix(field, "env."), "entrant."), ".") {
-				// A top-level field left out has no line: its file's name
-				// line is the nearest.
-				near = field[:strings.Index(field, ".")] + ".name"
-			}
-			if pos := at.locate(near); pos != "" {
+			if pos := at.locate(field); pos != "" {
 				p.Pos = pos
 			}
 		}

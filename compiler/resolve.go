@@ -364,7 +364,8 @@ func planSite(pv cue.Value) *site {
 				owner = o
 			}
 		}
-		for field != "" {
+		// Not the owner itself: its file's name line is nearer the author.
+		for field != "" && field != owner {
 			if pos := posOf(pv.LookupPath(cue.ParsePath(field))); pos != "" && !isSchemaFile(pos) {
 				return pos
 			}

@@ -137,7 +137,7 @@ func (s *Session) execute(ctx context.Context, run *armRun, opts Options) error 
 	// A failure scenario is known, and the arm declares what it is held
 	// to, before anything starts.
 	if opts.Scenario != "" && opts.Hold <= 0 {
-		f, err := run.newFault(opts.Scenario)
+		f, err := run.newFault(ctx, opts.Scenario)
 		run.fault = f
 		if err != nil {
 			return err

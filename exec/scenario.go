@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"spatec.dev/spatec/exec/engine"
@@ -39,12 +38,19 @@ type fault struct {
 	sc   schema.Scenario
 	eng  engine.Engine
 	act  engine.Faults
+	// crasher kills the data plane's process as a crash would.
+	crasher engine.Crasher
 	// expect marks a container's exits as the fault's own for the
 	// session's watchers (Session.expectExit).
 	expect func(id string, on bool)
 	// id is the container broken, who names it in notes, and service the
 	// infrastructure service it runs ("" for the data plane).
 	id, who, service string
+	// For a partition: the image of spatec's cutter, the run's network,
+	// and the arm's containers, cut off from the service.
+	netcut, network string
+	arm             []string
+	labels          map[string]string
 
 	fire sync.Once
 	due  chan struct{}
@@ -58,9 +64,12 @@ type fault struct {
 	err        error
 }
 
+// netcutImage is cmd/spatec-netcut's image, which cuts a partition.
+const netcutImage = "spatec-netcut:0.1.0"
+
 // newFault prepares plan's scenario name for a run on this session, or
 // refuses it with why.
-func (run *armRun) newFault(name string) (*fault, error) {
+func (run *armRun) newFault(ctx context.Context, name string) (*fault, error) {
 	plan := run.plan
 	sc, ok := plan.Env.Scenarios[name]
 	if !ok {
@@ -83,11 +92,24 @@ func (run *armRun) newFault(name string) (*fault, error) {
 	case plan.Footprint != nil:
 		return f, &Refusal{"scenario: a footprint point runs outside the envelope; run the scenario on the arm's plan"}
 	}
-	act, ok := run.s.runner.Engine.(engine.Faults)
-	if !ok {
-		return f, &Refusal{fmt.Sprintf("scenario: the %s engine cannot break a container on purpose; run scenarios on a Docker environment", plan.Env.Runtime)}
+	f.crasher, _ = f.eng.(engine.Crasher)
+	act, ok := f.eng.(engine.Faults)
+	crash := sc.Component == schema.ComponentDataPlane && sc.Action == schema.ActionKill
+	switch {
+	case crash && f.crasher != nil, !crash && ok:
+		f.act = act
+	default:
+		return f, &Refusal{fmt.Sprintf("scenario: on the %s engine spatec can only kill the arm's data plane (its restart policy starts it again); scenario %s %ss the %s: run it on a Docker environment", plan.Env.Runtime, name, sc.Action, sc.Component)}
 	}
-	f.act = act
+	if sc.Action == schema.ActionPartition {
+		// Built before the arm starts, so that cutting it costs no build.
+		img, err := run.s.ensureImage(ctx, netcutImage, "", &schema.Build{Program: "./cmd/spatec-netcut"})
+		if err != nil {
+			return f, err
+		}
+		f.netcut, f.network = img.ref, run.s.network
+		f.labels = run.s.labels(LabelRun, run.id, LabelRole, "netcut")
+	}
 	return f, nil
 }
 
@@ -105,6 +127,12 @@ func (f *fault) aim(run *armRun) error {
 	for _, c := range run.s.infra {
 		if c.service == f.sc.Component {
 			f.id, f.who, f.service = c.id, "the "+c.service+" container "+c.name, c.service
+			if f.sc.Action == schema.ActionPartition {
+				for _, a := range run.containers {
+					f.arm = append(f.arm, a.id)
+				}
+				f.who = "the arm's link to " + f.who
+			}
 			return nil
 		}
 	}
@@ -131,8 +159,12 @@ func (f *fault) outage() bool {
 	return f.begun
 }
 
-// hits says whether an exit of container id is the fault's own.
-func (f *fault) hits(id string) bool { return f.outage() && id == f.id }
+// hits says whether an exit of container id is the fault's own: the
+// container broken, or in a partition one of the arm's, whose restart
+// policy then decides, as for a crash.
+func (f *fault) hits(id string) bool {
+	return f.outage() && (id == f.id || slices.Contains(f.arm, id))
+}
 
 // stall is the drain's stall limit through a scenario: the fault's pause
 // and its recovery bound, or the workload's own limit if that is longer.
@@ -186,6 +218,16 @@ func (f *fault) inject(ctx context.Context) error {
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		return errors.Join(herr, f.act.Unpause(uctx, f.id))
+	case schema.ActionPartition:
+		if err := f.partition(ctx); err != nil {
+			return err
+		}
+		herr := hold()
+		// Mended whatever happened: the session's next run needs its
+		// service reachable.
+		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		return errors.Join(herr, f.cutter(mctx, "mend"))
 	case schema.ActionKill:
 		if f.service == "" {
 			return f.crash(ctx)
@@ -200,21 +242,19 @@ func (f *fault) inject(ctx context.Context) error {
 	return fmt.Errorf("scenario %s: no such action %q", f.name, f.sc.Action)
 }
 
-// crash kills the data plane's process from the host, as a crash or the
-// OOM killer would: the engine sees it die on its own, so the container's
-// restart policy decides what happens next. (The engine's own kill is a
-// stop it would not undo.)
+// crash kills the data plane's process as a crash or the OOM killer would
+// (engine.Crasher), so that the container's restart policy decides what
+// happens next.
 func (f *fault) crash(ctx context.Context) error {
 	c, err := f.eng.Inspect(ctx, f.id)
 	if err != nil {
 		return err
 	}
-	if !c.Running || c.Pid <= 0 {
+	if !c.Running {
 		return fmt.Errorf("%s was not running when the fault fell due", f.who)
 	}
-	killed := time.Now()
-	if err := syscall.Kill(c.Pid, syscall.SIGKILL); err != nil {
-		return fmt.Errorf("killing %s's process %d from the host: %w (spatec needs the right to signal the engine's processes)", f.who, c.Pid, err)
+	if err := f.crasher.Crash(ctx, c); err != nil {
+		return fmt.Errorf("killing %s: %w", f.who, err)
 	}
 	// The fault lasts until the restart policy has the container running
 	// again: a row landing before that is an insert the dead process had
@@ -223,13 +263,55 @@ func (f *fault) crash(ctx context.Context) error {
 	bound, cancel := context.WithTimeout(ctx, time.Duration(f.sc.RecoveryS)*time.Second)
 	defer cancel()
 	for bound.Err() == nil {
-		if c, err := f.eng.Inspect(bound, f.id); err == nil && c.Running && c.StartedAt.After(killed) {
+		// Counted, not timed: a pod's start is given to the second.
+		if now, err := f.eng.Inspect(bound, f.id); err == nil && now.Running && now.Restarts > c.Restarts {
 			return nil
 		}
 		select {
 		case <-bound.Done():
 		case <-time.After(100 * time.Millisecond):
 		}
+	}
+	return nil
+}
+
+// partition cuts the service's container off from the arm's addresses on
+// the run's network, in the service's own network namespace: an arm's
+// container restarted by its policy through the cut is cut off still,
+// and spatec's own reads, from the host, go on.
+func (f *fault) partition(ctx context.Context) error {
+	var addrs []string
+	for _, id := range f.arm {
+		c, err := f.eng.Inspect(ctx, id)
+		if err != nil {
+			return err
+		}
+		if a := c.Addresses[f.network]; a != "" {
+			addrs = append(addrs, a)
+		}
+	}
+	if len(addrs) == 0 {
+		return fmt.Errorf("the arm has no address on network %s to cut", f.network)
+	}
+	return f.cutter(ctx, "cut", addrs...)
+}
+
+// cutter runs cmd/spatec-netcut in the broken container's network
+// namespace, to cut or to mend.
+func (f *fault) cutter(ctx context.Context, verb string, addrs ...string) error {
+	code, out, err := f.eng.RunOnce(ctx, engine.ContainerSpec{
+		Name:        "spatec-netcut-" + verb + "-" + f.id[:12],
+		Image:       f.netcut,
+		Args:        append([]string{verb}, addrs...),
+		Labels:      f.labels,
+		NetworkMode: "container:" + f.id,
+		CapAdd:      []string{"NET_ADMIN"},
+	}, nil)
+	if err == nil && code != 0 {
+		err = fmt.Errorf("exit code %d: %s", code, strings.TrimSpace(out))
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", verb, f.who, err)
 	}
 	return nil
 }

@@ -398,6 +398,7 @@ const (
 	ActionRestart      = "restart"
 	ActionKill         = "kill"
 	ActionPause        = "pause"
+	ActionPartition    = "partition"
 )
 
 // Show says what the scenario does, in a line.
@@ -407,6 +408,8 @@ func (s Scenario) Show() string {
 		what = s.Action + " the arm's data plane"
 	}
 	switch {
+	case s.Action == ActionPartition:
+		what = fmt.Sprintf("cut the arm off from the %s for %d s", s.Component, s.PauseS)
 	case s.Action == ActionPause:
 		what += fmt.Sprintf(" for %d s", s.PauseS)
 	case s.Action == ActionKill && s.Component != ComponentDataPlane:

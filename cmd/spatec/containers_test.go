@@ -56,8 +56,9 @@ func TestLocalContainersRunsBothWorkloads(t *testing.T) {
 	}
 	assertNothingLeft(t)
 
-	// Failed runs (the wrong transform's, spate's): exit 1.
-	out = runCLI(exitProblems, "exec", "--env", "local-containers", "clickhouse-kafka-engine", "reference:json-rows", "reference", "reference:wrong-transform", "flink", "spate", "--reps", "2")
+	// Failed runs (the wrong transform's, spate's): exit 1. One rep each:
+	// repetitions are TestExecLocalReference's and the fault tests'.
+	out = runCLI(exitProblems, "exec", "--env", "local-containers", "clickhouse-kafka-engine", "reference:json-rows", "reference", "reference:wrong-transform", "flink", "spate")
 	t.Logf("\n%s", out)
 	required := []string{
 		record.PeakAnonBytes, record.PeakShmemBytes, record.MemoryPeakBytes, // C7
@@ -82,8 +83,8 @@ func TestLocalContainersRunsBothWorkloads(t *testing.T) {
 		"flink:default":                   {"sensor-batch", "2.2.1", 1_470_000},
 	} {
 		recs := byVariant[arm]
-		if len(recs) != 2 {
-			t.Fatalf("%s: %d records, want 2", arm, len(recs))
+		if len(recs) != 1 {
+			t.Fatalf("%s: %d records, want 1", arm, len(recs))
 		}
 		for i, rec := range recs {
 			if !rec.Status.CarriesMeasurement() || rec.Rep != i+1 {
@@ -149,8 +150,8 @@ func TestLocalContainersRunsBothWorkloads(t *testing.T) {
 			t.Errorf("wrong-transform record %d: status %s, note %q, checksum gate %+v; want failed on name_sum with both values", i, rec.Status, rec.Note, checksum)
 		}
 	}
-	if n := len(byVariant["reference:wrong-transform"]); n != 2 {
-		t.Errorf("%d wrong-transform records, want 2", n)
+	if n := len(byVariant["reference:wrong-transform"]); n != 1 {
+		t.Errorf("%d wrong-transform records, want 1", n)
 	}
 	// spate 0.1 reads a table's columns ordered by system.columns'
 	// position, which 18.16 does not have: each run fails in the server's
@@ -162,8 +163,8 @@ func TestLocalContainersRunsBothWorkloads(t *testing.T) {
 			t.Errorf("spate record %d: status %s, version %q, note %q; want failed with ClickHouse's own message", i, rec.Status, rec.SUT.Version, rec.Note)
 		}
 	}
-	if n := len(byVariant["spate:native"]); n != 2 {
-		t.Errorf("%d spate records, want 2", n)
+	if n := len(byVariant["spate:native"]); n != 1 {
+		t.Errorf("%d spate records, want 1", n)
 	}
 	assertNothingLeft(t)
 

@@ -91,7 +91,7 @@ func onKubernetes(ctx context.Context, r *exec.Runner, b kube.Builder, env schem
 	if err := exec.BuildProgram(ctx, e, r.SourceDir, probeImage, kube.ProbeProgram, env.Arch); err != nil {
 		return fmt.Errorf("building spatec's probe: %w", err)
 	}
-	e.Files = p.ReadFile
+	e.Files, e.Kill = p.ReadFile, p.Kill
 	r.Engine, r.Cgroups = e, p
 	return nil
 }

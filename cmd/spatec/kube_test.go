@@ -252,6 +252,26 @@ func TestKubeKilledThenRunAgain(t *testing.T) {
 	}
 }
 
+// TestKubeScenarioDataPlaneKilled: on k8s-pods the arm's container is
+// killed on its node a third of the way through the drain (SIGKILL from
+// spatec's probe, as a crash) and the kubelet starts a new container in
+// its pod, by the pod's restartPolicy (the entrant's on-failure). The
+// probe follows the pod to its new container, so the series reads the
+// arm after the fault as before it and counts the restart; the scenario's
+// figures and verdict are those any scenario's run must give, and nothing
+// is left on the cluster.
+func TestKubeScenarioDataPlaneKilled(t *testing.T) {
+	client := requireCluster(t)
+	rec, results := scenarioRun(t, "k8s-pods", "data-plane-kill")
+	followedThrough(t, results, rec, "consumer")
+	if sc := rec.Scenario; sc.Component != "data-plane" || sc.Action != "kill" || sc.Restart != "on-failure" {
+		t.Errorf("scenario hit %s with %s, restart policy %q; want data-plane, kill, on-failure", sc.Component, sc.Action, sc.Restart)
+	}
+	if left := leftInNamespace(t, client); len(left) > 0 {
+		t.Errorf("left in namespace %s: %v", kubeNamespace, left)
+	}
+}
+
 // TestKubePlacedByLabels places the arm by the node's labels: it runs on
 // the one node that has them; labels no node has stop the run before
 // anything is created, naming them.

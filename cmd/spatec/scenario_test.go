@@ -8,16 +8,16 @@ import (
 	"spatec.dev/spatec/runs/record"
 )
 
-// scenarioRun runs the reference arm through one of local-containers'
-// failure scenarios and returns its record, checked for what every
+// scenarioRun runs the reference arm through one of env's failure
+// scenarios and returns its record, checked for what every
 // scenario's run must say: the fault injected once the scenario's share of
 // the rows had landed, the arm back within its bound, nothing lost (it
 // declares at least once), nothing left behind and the log valid.
-func scenarioRun(t *testing.T, scenario string) (record.Record, string) {
+func scenarioRun(t *testing.T, env, scenario string) (record.Record, string) {
 	t.Helper()
 	e := requireContainers(t)
 	results := t.TempDir()
-	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--scenario", scenario, "--results", results)
+	b := startCLI(t, "exec", "--env", env, "reference", "--scenario", scenario, "--results", results)
 	code := b.wait(t)
 	recs := faultOutcome(t, e, "scenario "+scenario, results, 1, 0, "")
 	if code != 0 || len(recs) != 1 {
@@ -90,7 +90,7 @@ func followedThrough(t *testing.T, results string, rec record.Record, container 
 // restart fails the run (TestFaultClickHouseRestarted); here the run goes
 // on through it, and the record says when rows landed again.
 func TestScenarioClickHouseRestarted(t *testing.T) {
-	rec, results := scenarioRun(t, "clickhouse-restart")
+	rec, results := scenarioRun(t, "local-containers", "clickhouse-restart")
 	followedThrough(t, results, rec, "spatec-clickhouse")
 	if sc := rec.Scenario; sc.Component != "clickhouse" || sc.Action != "restart" {
 		t.Errorf("scenario hit %s with %s; want clickhouse, restart", sc.Component, sc.Action)
@@ -101,9 +101,48 @@ func TestScenarioClickHouseRestarted(t *testing.T) {
 // the host, as a crash) and started again by its restart policy; its
 // workers resume from the committed offsets.
 func TestScenarioDataPlaneKilled(t *testing.T) {
-	rec, results := scenarioRun(t, "data-plane-kill")
+	rec, results := scenarioRun(t, "local-containers", "data-plane-kill")
 	followedThrough(t, results, rec, "consumer")
 	if sc := rec.Scenario; sc.Restart != "on-failure" || time.Duration(*sc.FirstRowMS)*time.Millisecond > time.Duration(sc.RecoveryS)*time.Second {
 		t.Errorf("restart policy %q, first row after %d ms; want on-failure, within %d s", sc.Restart, *sc.FirstRowMS, sc.RecoveryS)
+	}
+}
+
+// TestScenarioClickHouseCutOff: the arm cut off from ClickHouse for 10 s
+// (every packet between them dropped, in ClickHouse's network namespace)
+// while spatec, on the host, still counts the rows. Nothing lands through
+// the cut; once it is mended the arm's connections resume, and nothing
+// is lost.
+func TestScenarioClickHouseCutOff(t *testing.T) {
+	rec, results := scenarioRun(t, "local-containers", "clickhouse-partition")
+	sc := rec.Scenario
+	if sc.Component != "clickhouse" || sc.Action != "partition" || sc.FaultEndMS-sc.FaultMS < int64(sc.PauseS)*1000 {
+		t.Errorf("scenario hit %s with %s for %d ms; want clickhouse cut off for %d s", sc.Component, sc.Action, sc.FaultEndMS-sc.FaultMS, sc.PauseS)
+	}
+	if got := rec.Metrics["restarts.spatec-clickhouse"].Value; got != 0 {
+		t.Errorf("ClickHouse restarted %v times; a partition leaves it running", got)
+	}
+	// The polls went on through the cut, and saw no row land in it once
+	// the inserts already past the cut had (a second's grace).
+	s, err := record.ReadSeries(record.PathFor(results, rec.Run.Env, rec.SUT.Entrant, rec.Run.StartedAt), rec.RunID, *rec.Series)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var polls int
+	var first, last int64 = -1, -1
+	for i, at := range s.Rows.OffsetsMS {
+		if at >= sc.FaultMS+1000 && at <= sc.FaultEndMS {
+			polls++
+			if first < 0 {
+				first = s.Rows.Landed[i]
+			}
+			last = s.Rows.Landed[i]
+		}
+	}
+	if polls < 50 || last != first {
+		t.Errorf("%d polls through the cut, rows landed %d to %d; want the polls to go on and the count to hold still", polls, first, last)
+	}
+	if !strings.Contains(rec.Note, "scenario clickhouse-partition") {
+		t.Errorf("note %q; want the scenario's outcome", rec.Note)
 	}
 }

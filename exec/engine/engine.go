@@ -82,9 +82,20 @@ func Built(ctx context.Context, lookup func(context.Context, string) (Image, err
 // ErrNoFile says a container has no file at the path asked for.
 var ErrNoFile = errors.New("no such file in the container")
 
+// Crasher is what a failure scenario that kills an arm's data plane
+// needs of an engine: to end a container's main process from outside the
+// engine, as a crash or the OOM killer would, so that the engine sees it
+// die on its own and the container's restart policy decides what happens
+// next (an engine's own kill is a stop it would not undo). Both engines
+// have it. It is given the container as just inspected, running.
+type Crasher interface {
+	Crash(ctx context.Context, c Container) error
+}
+
 // Faults is what a failure scenario needs of an engine beyond running
 // containers: to break one mid-drain as an outage would, and to mend it.
-// The Docker engine has it; an engine without it runs no scenario.
+// The Docker engine has it; on an engine without it a scenario can only
+// crash the data plane (Crasher).
 type Faults interface {
 	// Restart stops a container (SIGKILL after grace) and starts it
 	// again, as `docker restart` does.

@@ -85,8 +85,12 @@ type ContainerSpec struct {
 	// RemoveByLabel removes it with them.
 	Volumes map[string]string
 
-	// NetworkMode is "host" or the name of a network to join.
+	// NetworkMode is "host", the name of a network to join, or
+	// "container:<id>": another container's network namespace, shared.
 	NetworkMode string
+	// CapAdd are kernel capabilities given to the container beyond the
+	// engine's default set ("NET_ADMIN").
+	CapAdd []string
 	// NetworkAliases are extra DNS names on that network (not with "host").
 	NetworkAliases []string
 	// Restart is the engine's restart policy for the container ("no",
@@ -158,9 +162,13 @@ type Container struct {
 	OOMKilled bool
 	// Error is the engine's error for the container, if any (e.g. a start
 	// failure).
-	Error      string
+	Error string
+	// StartedAt is when its process last started: after a restart, the
+	// new process's start.
 	StartedAt  time.Time
 	FinishedAt time.Time
+	// Restarts counts the times its restart policy has started it again.
+	Restarts int
 	// Resources are the caps as applied.
 	Resources   Resources
 	NetworkMode string

@@ -335,6 +335,8 @@ func (s *Scenario) Does() string {
 		act = fmt.Sprintf("kills %s with SIGKILL, as a crash would, and starts it again after %d s", what, s.PauseS)
 	case s.Action == "pause":
 		act = fmt.Sprintf("pauses %s (the cgroup freezer) for %d s", what, s.PauseS)
+	case s.Action == "partition":
+		act = fmt.Sprintf("cuts the arm off from %s (every packet between them dropped) for %d s", what, s.PauseS)
 	default:
 		act = fmt.Sprintf("%s: %s (pause %d s)", s.Action, what, s.PauseS)
 	}

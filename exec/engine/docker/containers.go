@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -56,6 +57,7 @@ func (e *Engine) Create(ctx context.Context, spec engine.ContainerSpec) (engine.
 	hostCfg := &container.HostConfig{
 		NetworkMode:   container.NetworkMode(spec.NetworkMode),
 		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyMode(spec.Restart)},
+		CapAdd:        spec.CapAdd,
 		ShmSize:       spec.ShmSize,
 		Tmpfs:         spec.Tmpfs,
 		Binds:         spec.Binds,
@@ -220,6 +222,7 @@ func (e *Engine) Inspect(ctx context.Context, id string) (engine.Container, erro
 		c.Status = string(s.Status)
 		c.Running = s.Running
 		c.Pid = s.Pid
+		c.Restarts = resp.RestartCount
 		c.ExitCode = s.ExitCode
 		c.OOMKilled = s.OOMKilled
 		c.Error = s.Error
@@ -362,6 +365,19 @@ func (e *Engine) Restart(ctx context.Context, id string, grace time.Duration) er
 	secs := int(math.Ceil(grace.Seconds()))
 	if err := e.cli.ContainerRestart(ctx, id, container.StopOptions{Timeout: &secs}); err != nil {
 		return fmt.Errorf("restarting container %s: %w", id, err)
+	}
+	return nil
+}
+
+// Crash kills a running container's main process with SIGKILL from the
+// host, as a crash would: the engine sees it die on its own, so its
+// restart policy applies.
+func (e *Engine) Crash(_ context.Context, c engine.Container) error {
+	if !c.Running || c.Pid <= 0 {
+		return fmt.Errorf("container %s is not running", c.Name)
+	}
+	if err := syscall.Kill(c.Pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("killing container %s's process %d from the host: %w (spatec needs the right to signal the engine's processes)", c.Name, c.Pid, err)
 	}
 	return nil
 }

@@ -62,6 +62,9 @@ type Engine struct {
 	Load []string
 	// Files reads a file inside a running container: the node's probe.
 	Files func(ctx context.Context, pod engine.PodRef, file string, limit int64) ([]byte, error)
+	// Kill kills a running container's first process on its node, as a
+	// crash would: the node's probe.
+	Kill func(ctx context.Context, pod engine.PodRef) error
 
 	mu sync.Mutex
 	// built are the images this engine built and loaded, by reference.
@@ -198,7 +201,7 @@ func (e *Engine) Inspect(ctx context.Context, id string) (engine.Container, erro
 	if cs == nil {
 		return c, nil
 	}
-	c.ImageID = cs.ImageID
+	c.ImageID, c.Restarts = cs.ImageID, int(cs.RestartCount)
 	if spec := p.Spec.Containers; len(spec) > 0 && spec[0].ReadinessProbe != nil {
 		c.Health = "starting"
 		if cs.Ready {
@@ -223,6 +226,19 @@ func (e *Engine) Inspect(ctx context.Context, id string) (engine.Container, erro
 		c.Pod = &engine.PodRef{Node: p.Spec.NodeName, UID: string(p.UID), QoS: string(p.Status.QOSClass), ContainerID: cid}
 	}
 	return c, nil
+}
+
+// Crash kills the pod's container on its node (Kill), as a crash or the
+// OOM killer would: the kubelet sees it die, and the pod's restartPolicy
+// decides whether it runs again (engine.Crasher).
+func (e *Engine) Crash(ctx context.Context, c engine.Container) error {
+	switch {
+	case !c.Running || c.Pod == nil:
+		return fmt.Errorf("pod %s's container is not running", c.ID)
+	case e.Kill == nil:
+		return fmt.Errorf("pod %s: no probe on its node to kill its container", c.ID)
+	}
+	return e.Kill(ctx, *c.Pod)
 }
 
 // Wait blocks until the pod's container has ended and returns its exit

@@ -45,6 +45,9 @@ func (e *Engine) podFor(spec engine.ContainerSpec) (*corev1.Pod, *corev1.ConfigM
 	if spec.NetworkMode != "host" && spec.NetworkMode != "none" {
 		unsupported = append(unsupported, "network "+spec.NetworkMode)
 	}
+	if len(spec.CapAdd) > 0 {
+		unsupported = append(unsupported, "added capabilities ("+strings.Join(spec.CapAdd, ", ")+")")
+	}
 	if len(unsupported) > 0 {
 		return nil, nil, fmt.Errorf("container %s asks for what a pod here cannot have: %s", spec.Name, strings.Join(unsupported, "; "))
 	}
@@ -59,6 +62,9 @@ func (e *Engine) podFor(spec engine.ContainerSpec) (*corev1.Pod, *corev1.ConfigM
 	// none (a version read, a validator) shares the node's, as the arm does.
 	pod, err := e.pod(name, spec.Labels, place, 5)
 	if err != nil {
+		return nil, nil, fmt.Errorf("container %s: %w", spec.Name, err)
+	}
+	if pod.Spec.RestartPolicy, err = restartPolicy(spec.Restart); err != nil {
 		return nil, nil, fmt.Errorf("container %s: %w", spec.Name, err)
 	}
 	c := corev1.Container{
@@ -120,9 +126,25 @@ func (e *Engine) podFor(spec engine.ContainerSpec) (*corev1.Pod, *corev1.ConfigM
 	return pod, cm, nil
 }
 
+// restartPolicy is an engine's restart policy (ContainerSpec.Restart) as
+// a pod's: the kubelet starts the container again in the same pod, as the
+// Docker engine does in the same container.
+func restartPolicy(engine string) (corev1.RestartPolicy, error) {
+	switch engine {
+	case "", "no":
+		return corev1.RestartPolicyNever, nil
+	case "on-failure":
+		return corev1.RestartPolicyOnFailure, nil
+	case "always":
+		return corev1.RestartPolicyAlways, nil
+	}
+	return "", fmt.Errorf("restart policy %q is not one a pod has (\"no\", \"on-failure\", \"always\")", engine)
+}
+
 // pod is the shell of every pod the engine makes: spatec's labels, the
 // node's network, no service account token or service links, never
-// restarted, on place, with grace seconds to stop.
+// restarted (podFor gives a container its own policy), on place, with
+// grace seconds to stop.
 func (e *Engine) pod(name string, spatec map[string]string, place schema.Placement, grace int64) (*corev1.Pod, error) {
 	labels, annotations, err := podLabels(spatec)
 	if err != nil {

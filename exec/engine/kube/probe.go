@@ -342,7 +342,7 @@ func (p *Probe) Find(ctx context.Context, c engine.Container, want cgroup.Caps) 
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-	g := &remoteGroup{probe: p, uid: c.Pod.UID, id: c.Pod.ContainerID, first: &found.ReadBack,
+	g := &remoteGroup{probe: p, pod: c.Name, uid: c.Pod.UID, qos: c.Pod.QoS, id: c.Pod.ContainerID, first: &found.ReadBack,
 		started: time.Now().Add(-time.Duration(found.AgeMS) * time.Millisecond)}
 	return g, podProblems(p.node, found.Sharers, c.Pod.QoS, want), nil
 }
@@ -408,16 +408,34 @@ func (p *Probe) ReadFile(ctx context.Context, pod engine.PodRef, file string, li
 	return p.get(ctx, probe.FilePath, map[string]string{"qos": pod.QoS, "uid": pod.UID, "container": pod.ContainerID, "path": file, "limit": strconv.FormatInt(limit, 10)})
 }
 
-// remoteGroup is a container's group read through the probe.
+// Kill kills a pod's container, found before, with SIGKILL on the node.
+func (p *Probe) Kill(ctx context.Context, pod engine.PodRef) error {
+	var r probe.Reply
+	if err := p.getJSON(ctx, probe.KillPath, map[string]string{"uid": pod.UID, "container": pod.ContainerID}, &r); err != nil {
+		return fmt.Errorf("killing container %s of pod %s on node %s: %w", pod.ContainerID, pod.UID, p.node, err)
+	}
+	return nil
+}
+
+// remoteGroup is a container's group read through the probe. When the
+// pod's restartPolicy starts its container again (a failure scenario's
+// crash), the kubelet makes a new container, with a new id and group, in
+// the same pod: a reading that fails looks for it and goes on there, so
+// that the sampler follows the restart as it does on Docker and the caps
+// are held to the plan in the new group too (C6).
 type remoteGroup struct {
-	probe   *Probe
-	uid, id string
+	probe         *Probe
+	pod, uid, qos string
 	// first is the read-back Find made, returned by the first ReadBack so
 	// that the caps verified are the ones found.
 	first *cgroup.ReadBack
 	// started is when the container's first process started, on spatec's
 	// clock (to within the probe's 10 ms and one round trip).
 	started time.Time
+
+	mu sync.Mutex
+	// id is the container read now: the pod's latest.
+	id string
 }
 
 // Started is when the container started: its cgroup's counters were zero
@@ -429,7 +447,47 @@ func (g *remoteGroup) Started() time.Time { return g.started }
 const readTimeout = 5 * time.Second
 
 func (g *remoteGroup) params() map[string]string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	return map[string]string{"uid": g.uid, "container": g.id}
+}
+
+// key names the container read now in the probe's readings.
+func (g *remoteGroup) key() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.uid + "/" + g.id
+}
+
+// follow finds the pod's container again when the kubelet has started a
+// new one, and says whether the group now reads it.
+func (g *remoteGroup) follow() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+	defer cancel()
+	c, err := g.probe.engine.Inspect(ctx, g.pod)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err != nil || !c.Running || c.Pod == nil || c.Pod.ContainerID == g.id {
+		return false
+	}
+	var found probe.Found
+	if err := g.probe.getJSON(ctx, probe.FindPath, map[string]string{"qos": g.qos, "uid": g.uid, "container": c.Pod.ContainerID}, &found); err != nil {
+		return false
+	}
+	// The old container's group is gone with it; the probe lets it go.
+	_, _ = g.probe.get(ctx, probe.ClosePath, map[string]string{"uid": g.uid, "container": g.id})
+	g.id = c.Pod.ContainerID
+	return true
+}
+
+// retry is read again in the pod's new container if it failed because
+// the old one had gone.
+func retry[T any](g *remoteGroup, read func() (T, error)) (T, error) {
+	v, err := read()
+	if err != nil && g.follow() {
+		return read()
+	}
+	return v, err
 }
 
 func (g *remoteGroup) ReadBack() (cgroup.ReadBack, error) {
@@ -437,14 +495,18 @@ func (g *remoteGroup) ReadBack() (cgroup.ReadBack, error) {
 		g.first = nil
 		return *rb, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
-	defer cancel()
-	var rb cgroup.ReadBack
-	err := g.probe.getJSON(ctx, probe.ReadBackPath, g.params(), &rb)
-	return rb, err
+	return retry(g, func() (cgroup.ReadBack, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+		defer cancel()
+		var rb cgroup.ReadBack
+		err := g.probe.getJSON(ctx, probe.ReadBackPath, g.params(), &rb)
+		return rb, err
+	})
 }
 
-func (g *remoteGroup) Stat() (cgroup.Stat, error) { return g.probe.stat(g.uid + "/" + g.id) }
+func (g *remoteGroup) Stat() (cgroup.Stat, error) {
+	return retry(g, func() (cgroup.Stat, error) { return g.probe.stat(g.key()) })
+}
 
 func (g *remoteGroup) ResetPeak() (bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)

@@ -117,6 +117,16 @@ func (ps *Probes) ReadFile(ctx context.Context, pod engine.PodRef, file string, 
 	return p.ReadFile(ctx, pod, file, limit)
 }
 
+// Kill kills a pod's container on its node, as a crash would: the
+// container must have been found there first (Find).
+func (ps *Probes) Kill(ctx context.Context, pod engine.PodRef) error {
+	p, err := ps.of(pod.Node)
+	if err != nil {
+		return fmt.Errorf("killing pod %s's container: %w", pod.UID, err)
+	}
+	return p.Kill(ctx, pod)
+}
+
 // of is the probe of node: one of the nodes the environment's placements
 // (kubernetes.nodes) resolved to.
 func (ps *Probes) of(node string) (*Probe, error) {

@@ -6,6 +6,9 @@
 // reaches it through the API server's pod proxy; the API server's view of a
 // pod is not proof of what the kernel enforces.
 //
+// It changes nothing on the node but for one request: a failure
+// scenario's kill of a container spatec found (KillPath).
+//
 // Every request carries the token the probe was started with, so that
 // nothing but the spatec that started it reads through it.
 package probe
@@ -22,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"spatec.dev/spatec/exec/cgroup"
 )
@@ -62,6 +66,10 @@ const (
 	ResetPeakPath = "/resetpeak"
 	ClosePath     = "/close"
 	FilePath      = "/file"
+	// KillPath kills a found container's first process with SIGKILL, as
+	// a crash would: a failure scenario's fault. The kubelet sees the
+	// container die and its pod's restartPolicy decides what follows.
+	KillPath = "/kill"
 )
 
 // Found is the answer to FindPath: the group's caps as read back, and the
@@ -156,6 +164,9 @@ func (s *Server) Handler() http.Handler {
 		reply(w, Reply{OK: true}, err)
 	}))
 	mux.HandleFunc(FilePath, s.auth(s.file))
+	mux.HandleFunc(KillPath, s.auth(s.withGroup(func(w http.ResponseWriter, r *http.Request, g *cgroup.Group) {
+		reply(w, Reply{OK: true}, s.kill(g))
+	})))
 	return mux
 }
 
@@ -254,14 +265,25 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(w, io.LimitReader(f, limit))
 }
 
+// kill ends the group's oldest process, the container's own first one,
+// with SIGKILL: in its PID namespace it is init, so the kernel ends every
+// other process of the container with it. Only a container spatec found
+// (withGroup) can be killed so.
+func (s *Server) kill(g *cgroup.Group) error {
+	pid, _, err := s.oldest(g)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("killing process %d of %s: %w", pid, g, err)
+	}
+	return nil
+}
+
 // age is how long ago the group's oldest process started: /proc/uptime
 // less the process's start (field 22 of /proc/<pid>/stat, in clock ticks
 // since boot; Linux reports them at 100 per second).
 func (s *Server) age(g *cgroup.Group) (int64, error) {
-	pids, err := g.PIDs()
-	if err != nil {
-		return 0, err
-	}
 	b, err := os.ReadFile(filepath.Join(s.FS.Proc, "uptime"))
 	if err != nil {
 		return 0, fmt.Errorf("reading the node's uptime: %w", err)
@@ -270,7 +292,21 @@ func (s *Server) age(g *cgroup.Group) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("reading the node's uptime: %w", err)
 	}
-	oldest := -1.0
+	_, ticks, err := s.oldest(g)
+	if err != nil {
+		return 0, err
+	}
+	return int64((up - ticks/100) * 1000), nil
+}
+
+// oldest is the group's first process still there, and its start in
+// clock ticks since boot.
+func (s *Server) oldest(g *cgroup.Group) (int, float64, error) {
+	pids, err := g.PIDs()
+	if err != nil {
+		return 0, 0, err
+	}
+	first, oldest := 0, -1.0
 	for _, pid := range pids {
 		b, err := os.ReadFile(filepath.Join(s.FS.Proc, pid, "stat"))
 		if err != nil {
@@ -285,14 +321,18 @@ func (s *Server) age(g *cgroup.Group) (int64, error) {
 		if err != nil {
 			continue
 		}
+		n, err := strconv.Atoi(pid)
+		if err != nil {
+			continue
+		}
 		if oldest < 0 || ticks < oldest {
-			oldest = ticks
+			first, oldest = n, ticks
 		}
 	}
 	if oldest < 0 {
-		return 0, fmt.Errorf("no process of %s could be read", g)
+		return 0, 0, fmt.Errorf("no process of %s could be read", g)
 	}
-	return int64((up - oldest/100) * 1000), nil
+	return first, oldest, nil
 }
 
 // reply writes v as JSON, or err as a 500 whose body is its message.

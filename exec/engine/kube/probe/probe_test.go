@@ -2,12 +2,16 @@ package probe
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	osexec "os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"spatec.dev/spatec/exec/cgroup"
@@ -110,5 +114,52 @@ func TestServingPort(t *testing.T) {
 		if port, ok := ServingPort(c.log); port != c.port || ok != c.ok {
 			t.Errorf("ServingPort(%q) = %d, %v; want %d, %v", c.log, port, ok, c.port, c.ok)
 		}
+	}
+}
+
+// TestProbeKillsAFoundContainer: a failure scenario's kill ends the
+// container's first process (its init, so the kernel ends the rest) with
+// SIGKILL, and only in a container spatec found first. The process is a
+// real one, started here; the node's tree around it is laid out.
+func TestProbeKillsAFoundContainer(t *testing.T) {
+	sleeper := osexec.Command("sleep", "60")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sleeper.Process.Kill()
+	pid := strconv.Itoa(sleeper.Process.Pid)
+	// A later process of the container, which must be left alone: its pid
+	// is one no process has (the kernel's pid_max is at most 2^22).
+	const later = "4194999"
+	mine := "kubepods/podu1/c1"
+	root := cgrouptest.Files(t, map[string]string{
+		"cgroup/cpu/" + mine + "/cpu.cfs_quota_us":         "-1",
+		"cgroup/cpu/" + mine + "/cpu.cfs_period_us":        "100000",
+		"cgroup/memory/" + mine + "/memory.limit_in_bytes": "134217728",
+		"cgroup/memory/" + mine + "/cgroup.procs":          later + "\n" + pid + "\n",
+		"cgroup/cpuacct/" + mine + "/cpuacct.usage":        "0",
+		"cgroup/cpuset/" + mine + "/cpuset.cpus":           "1",
+		"proc/uptime":                                      "12.50 20.00",
+		"proc/" + pid + "/stat":                            pid + " (sleep) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 200 1 1",
+		"proc/" + later + "/stat":                          later + " (sleep) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 900 1 1",
+	})
+	s := &Server{FS: cgroup.FS{Root: filepath.Join(root, "cgroup"), Proc: filepath.Join(root, "proc")}, Token: "secret"}
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	q := url.Values{"token": {"secret"}, "qos": {"Guaranteed"}, "uid": {"u1"}, "container": {"c1"}}
+
+	if code, body := get(t, srv, KillPath, q); code != http.StatusNotFound || !strings.Contains(body, "was not found first") {
+		t.Errorf("a kill before find: %d %q, want 404", code, body)
+	}
+	if code, body := get(t, srv, FindPath, q); code != http.StatusOK {
+		t.Fatalf("find: %d %s", code, body)
+	}
+	if code, body := get(t, srv, KillPath, q); code != http.StatusOK || !strings.Contains(body, `"ok":true`) {
+		t.Fatalf("kill: %d %s", code, body)
+	}
+	err := sleeper.Wait()
+	var exit *osexec.ExitError
+	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Errorf("the container's first process ended with %v; want killed by SIGKILL", err)
 	}
 }
