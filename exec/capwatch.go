@@ -23,6 +23,14 @@ const capWatchPeriod = time.Second
 type capWatch struct {
 	start   time.Time
 	targets []capTarget
+	// restarts is set when a failure scenario may restart a container in
+	// the window. A restarted container's cgroup is made again before its
+	// runtime writes the limits into it (runc adds the process, then sets
+	// the resources), so a reading can fall in between and see no caps at
+	// all. Such a change counts only if the next reading confirms it: a
+	// cap that reads as verified again one period later was the new
+	// group being set up, not a change.
+	restarts bool
 
 	mu      sync.Mutex
 	changes map[string]*capChange // by container and file
@@ -40,10 +48,12 @@ type capChange struct {
 	container, file, verified, now string
 	// at is when it was first seen changed, from the window's start.
 	at time.Duration
+	// seen is how many readings in a row found it changed.
+	seen int
 }
 
-func newCapWatch(start time.Time, targets []capTarget) *capWatch {
-	return &capWatch{start: start, targets: targets, changes: map[string]*capChange{}}
+func newCapWatch(start time.Time, targets []capTarget, restarts bool) *capWatch {
+	return &capWatch{start: start, targets: targets, restarts: restarts, changes: map[string]*capChange{}}
 }
 
 // run reads the caps every capWatchPeriod until ctx ends.
@@ -74,15 +84,22 @@ func (w *capWatch) check() map[string]map[string]string {
 		at := time.Since(w.start)
 		for _, file := range slices.Sorted(maps.Keys(t.verified)) {
 			got, ok := rb.Raw[file]
-			if !ok || got == t.verified[file] {
+			if !ok {
 				continue
 			}
 			key := t.name + "/" + file
 			w.mu.Lock()
-			if c, seen := w.changes[key]; seen {
+			c, seen := w.changes[key]
+			switch {
+			case got == t.verified[file]:
+				if seen && c.seen == 1 && w.restarts {
+					delete(w.changes, key)
+				}
+			case seen:
 				c.now = got
-			} else {
-				w.changes[key] = &capChange{container: t.name, file: file, verified: t.verified[file], now: got, at: at}
+				c.seen++
+			default:
+				w.changes[key] = &capChange{container: t.name, file: file, verified: t.verified[file], now: got, at: at, seen: 1}
 			}
 			w.mu.Unlock()
 		}

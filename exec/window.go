@@ -467,7 +467,7 @@ func (run *armRun) capWatch() *capWatch {
 	for _, c := range run.s.infra {
 		targets = append(targets, capTarget{name: c.name, group: c.group, verified: run.s.infraCgroups[c.name]})
 	}
-	return newCapWatch(time.Now(), targets)
+	return newCapWatch(time.Now(), targets, run.fault != nil)
 }
 
 func (r *Runner) period() time.Duration {
