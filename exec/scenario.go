@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"spatec.dev/spatec/exec/chstore"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/runs/record"
 	"spatec.dev/spatec/schema"
@@ -62,6 +63,12 @@ type fault struct {
 	begun      bool
 	start, end time.Time
 	err        error
+
+	// dedup is what the table does with a repeated insert, and
+	// absorbedBefore the blocks the server had dropped as repeats when
+	// the window opened; either nil when it could not be read.
+	dedup          *chstore.Deduplication
+	absorbedBefore *uint64
 }
 
 // netcutImage is cmd/spatec-netcut's image, which cuts a partition.
@@ -350,6 +357,47 @@ func (s *Session) exitExpected(id string) bool {
 	return s.faulted[id]
 }
 
+// readDedup reads, before the window opens, what table does with a
+// repeated insert and how many the server has absorbed so far. What
+// cannot be read is left out of the record, not guessed.
+func (f *fault) readDedup(ctx context.Context, store *chstore.Store, table string) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if d, err := store.Deduplication(ctx, table); err == nil {
+		f.dedup = &d
+	}
+	if n, err := store.Absorbed(ctx); err == nil {
+		f.absorbedBefore = &n
+	}
+}
+
+// absorbed says, once the table holds still, what its deduplication did
+// with the repeats the fault caused: a retried insert it absorbed is not
+// in the table, so Duplicates cannot show it.
+func (f *fault) absorbed(ctx context.Context, store *chstore.Store, out *record.Scenario) {
+	if f.dedup == nil {
+		return
+	}
+	out.Dedup = f.dedup.String()
+	if f.dedup.Window == 0 {
+		// Nothing can be absorbed: every repeat is in Duplicates.
+		out.DuplicatedInsertedBlocks = new(int64)
+		return
+	}
+	// A ClickHouse restarted (or killed and started) in the window counts
+	// its events from zero again, so no difference holds across it.
+	restarted := f.sc.Component == schema.ServiceClickHouse && (f.sc.Action == schema.ActionRestart || f.sc.Action == schema.ActionKill)
+	if f.absorbedBefore == nil || restarted {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if n, err := store.Absorbed(ctx); err == nil && n >= *f.absorbedBefore {
+		d := int64(n - *f.absorbedBefore)
+		out.DuplicatedInsertedBlocks = &d
+	}
+}
+
 // outcome is what the fault did to the drain, from the polls' series and
 // the final counts: the scenario's figures and verdict, into out.
 func (f *fault) outcome(out *record.Scenario, opened time.Time, rows record.SeriesRows, want, count, distinct uint64, counted bool) {
@@ -459,6 +507,10 @@ func scenarioNote(sc *record.Scenario) string {
 	if !sc.Held {
 		held = "outside"
 	}
-	return fmt.Sprintf("scenario %s: %s, %s its declared %s guarantee; a row landed again %s after the fault, the rate was back %s after it; %d rows lost, %d written twice",
-		sc.Name, sc.Verdict, held, sc.Guarantee, secs(sc.FirstRowMS), secs(sc.RateBackMS), sc.Lost, sc.Duplicates)
+	absorbed := ""
+	if n := sc.DuplicatedInsertedBlocks; n != nil && *n > 0 {
+		absorbed = fmt.Sprintf(", the table's deduplication absorbing repeats (DuplicatedInsertedBlocks %d)", *n)
+	}
+	return fmt.Sprintf("scenario %s: %s, %s its declared %s guarantee; a row landed again %s after the fault, the rate was back %s after it; %d rows lost, %d written twice%s",
+		sc.Name, sc.Verdict, held, sc.Guarantee, secs(sc.FirstRowMS), secs(sc.RateBackMS), sc.Lost, sc.Duplicates, absorbed)
 }

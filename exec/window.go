@@ -262,6 +262,7 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	stall := time.Duration(wl.StallLimit) * time.Second
 	var outage func() bool
 	if f := run.fault; f != nil {
+		f.readDedup(ctx, store, run.plan.Table())
 		// Through the fault the stall limit is the scenario's bound, and
 		// a server refusing polls is what it asked for.
 		stall, outage = f.stall(stall), f.outage
@@ -346,6 +347,7 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 
 	if f := run.fault; f != nil {
 		f.outcome(run.rec.Scenario, winStart, run.landed, want, res.drain.Count, res.drain.Distinct, res.drain.DistinctCounted)
+		f.absorbed(sctx, store, run.rec.Scenario)
 	}
 
 	switch {

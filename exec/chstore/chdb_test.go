@@ -199,6 +199,34 @@ func TestSinkStatementsOnClickHouse26(t *testing.T) {
 	if got := s.uints(q.Counts(wl.Table.Identity)); got[0] != exp.Rows || got[1] != exp.Rows {
 		t.Errorf("%s = %v; want %d rows, all distinct", q.Counts(wl.Table.Identity), got, exp.Rows)
 	}
+	// The same insert sent again, as an arm retrying it would: the table's
+	// deduplication window (read as a scenario's record reads it) absorbs
+	// it, and the server's DuplicatedInsertedBlocks event moves.
+	engine := s.run(q.Engine())[0]
+	name, _ := engine.Text(0, 0)
+	full, _ := engine.Text(0, 1)
+	d, err := ReadDeduplication(name, full, func(setting string) (string, bool, error) {
+		r := s.run(MergeTreeDefault(setting))[0]
+		if len(r.Rows) == 0 {
+			return "", false, nil
+		}
+		v, err := r.Text(0, 0)
+		return v, err == nil, err
+	})
+	if err != nil || d != (Deduplication{"MergeTree", "non_replicated_deduplication_window", 1000}) {
+		t.Errorf("deduplication %+v, %v; want MergeTree's window of 1000", d, err)
+	}
+	absorbed := s.uints(DuplicatedInsertedBlocks)[0]
+	s.insertRows(q, k, 0, batches, nil)
+	if got := s.uints(q.Count()); got[0] != exp.Rows {
+		t.Errorf("%s = %d after the same insert again; want %d, the repeat absorbed", q.Count(), got[0], exp.Rows)
+	}
+	// ClickHouse 26.9 counts 2 for each partition's block dropped.
+	parts := s.uints("SELECT uniqExact(partition) FROM system.parts WHERE database = '" + db + "' AND table = '" + wl.Table.Name + "' AND active")[0]
+	if got := s.uints(DuplicatedInsertedBlocks)[0] - absorbed; got != 2*parts || got == 0 {
+		t.Errorf("%s moved by %d over one repeated insert into %d partitions; want 2 for each", DuplicatedInsertedBlocks, got, parts)
+	}
+
 	// The checksum gate without duplicates: one query over every row.
 	sums, o := WorkloadChecksum(wl, batches, false, 0)
 	if n := len(q.Checksum(sums, o)); n != 1 {

@@ -36,7 +36,10 @@ type Scenario struct {
 	PauseS    int     `json:"pause_s,omitempty"`
 	At        float64 `json:"at"`
 	RecoveryS int     `json:"recovery_s"`
-	Records   int     `json:"records"`
+	// Dedup is what the table does with a repeated insert, as the first
+	// run that could read it says (record.Scenario.Dedup).
+	Dedup   string `json:"dedup,omitempty"`
+	Records int    `json:"records"`
 	// Arms are the arms run through it, by label.
 	Arms []*ScenarioArm `json:"arms"`
 
@@ -63,8 +66,11 @@ type ScenarioArm struct {
 	RateBackS  *ScenarioFigure `json:"rate_back_after_fault_s,omitempty"`
 	Lost       *ScenarioFigure `json:"lost_rows,omitempty"`
 	Duplicates *ScenarioFigure `json:"duplicate_rows,omitempty"`
-	RowsPerS   *ScenarioFigure `json:"rows_per_s,omitempty"`
-	Ratio      *ScenarioFigure `json:"ratio_to_undisturbed,omitempty"`
+	// Absorbed is the server's DuplicatedInsertedBlocks over the window:
+	// repeats the table's deduplication dropped instead of keeping.
+	Absorbed *ScenarioFigure `json:"duplicated_inserted_blocks,omitempty"`
+	RowsPerS *ScenarioFigure `json:"rows_per_s,omitempty"`
+	Ratio    *ScenarioFigure `json:"ratio_to_undisturbed,omitempty"`
 	// Undisturbed is the median rows/s of the arm's ok runs with no
 	// scenario and no footprint under the same conditions, over
 	// UndisturbedRuns of them; nil when there are none.
@@ -94,6 +100,7 @@ type ScenarioRun struct {
 	RateBackS  *float64 `json:"rate_back_after_fault_s,omitempty"`
 	Lost       *float64 `json:"lost_rows,omitempty"`
 	Duplicates *float64 `json:"duplicate_rows,omitempty"`
+	Absorbed   *float64 `json:"duplicated_inserted_blocks,omitempty"`
 	RowsPerS   *float64 `json:"rows_per_s,omitempty"`
 	Ratio      *float64 `json:"ratio_to_undisturbed,omitempty"`
 	Note       string   `json:"note,omitempty"`
@@ -182,6 +189,9 @@ func (b *builder) addScenario(path string, rec *record.Record) {
 		b.scenarios[k] = s
 	}
 	s.Records++
+	if s.Dedup == "" {
+		s.Dedup = sc.Dedup
+	}
 	ak := rec.SUT.Entrant + "\x00" + rec.SUT.Variant + "\x00" + knobsOf(rec)
 	a := s.arms[ak]
 	if a == nil {
@@ -201,6 +211,9 @@ func (b *builder) addScenario(path string, rec *record.Record) {
 	}
 	if _, ok := rec.Metrics[record.LandedRows]; ok || !uncounted {
 		run.Duplicates = ptr(float64(sc.Duplicates))
+	}
+	if n := sc.DuplicatedInsertedBlocks; n != nil {
+		run.Absorbed = ptr(float64(*n))
 	}
 	if m, ok := rec.Metrics[record.RowsPerS]; ok {
 		run.RowsPerS = ptr(m.Value)
@@ -250,7 +263,7 @@ func (a *ScenarioArm) finish(undisturbed []float64) {
 	})
 	a.UndisturbedRuns = len(undisturbed)
 	a.Undisturbed = medianOf(slices.Clone(undisturbed))
-	var first, back, lost, dups, rate, ratio []float64
+	var first, back, lost, dups, absorbed, rate, ratio []float64
 	keep := func(out *[]float64, v *float64) {
 		if v != nil {
 			*out = append(*out, *v)
@@ -269,6 +282,7 @@ func (a *ScenarioArm) finish(undisturbed []float64) {
 		keep(&back, r.RateBackS)
 		keep(&lost, r.Lost)
 		keep(&dups, r.Duplicates)
+		keep(&absorbed, r.Absorbed)
 		keep(&rate, r.RowsPerS)
 		keep(&ratio, r.Ratio)
 		if !r.Held {
@@ -276,8 +290,8 @@ func (a *ScenarioArm) finish(undisturbed []float64) {
 				r.Rep, r.RunID, r.Verdict, orUndeclared(a.Guarantee), cmp.Or(firstLine(r.Note), "the record says no more")))
 		}
 	}
-	a.FirstRowS, a.RateBackS, a.Lost, a.Duplicates, a.RowsPerS, a.Ratio =
-		figureOf(first), figureOf(back), figureOf(lost), figureOf(dups), figureOf(rate), figureOf(ratio)
+	a.FirstRowS, a.RateBackS, a.Lost, a.Duplicates, a.Absorbed, a.RowsPerS, a.Ratio =
+		figureOf(first), figureOf(back), figureOf(lost), figureOf(dups), figureOf(absorbed), figureOf(rate), figureOf(ratio)
 	if a.Undisturbed == nil {
 		a.Notes = append(a.Notes, "no undisturbed ok run of the arm under the same environment digest, harness and dataset: no rate to set its runs against")
 	}

@@ -157,16 +157,19 @@ func (r *Report) writeScenarioTables(bw *bufio.Writer) error {
 		}
 		fmt.Fprintf(bw, "\n%s\n", s.Title())
 		fmt.Fprintf(bw, "  %s: %s\n", s.Name, s.Does())
+		if s.Dedup != "" {
+			fmt.Fprintf(bw, "  the table: %s\n", s.Dedup)
+		}
 		for _, a := range s.Arms {
 			fmt.Fprintf(bw, "  %s: %s\n", a.Label, a.Declares())
 		}
 		fmt.Fprintln(bw)
 		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ARM\tRUNS\tVERDICT\tHELD\tFIRST ROW AFTER FAULT (S)\tRATE BACK AFTER FAULT (S)\tLOST ROWS\tDUPLICATE ROWS\tROWS/S (WHOLE RUN)\tUNDISTURBED ROWS/S\tVS UNDISTURBED")
+		fmt.Fprintln(tw, "ARM\tRUNS\tVERDICT\tHELD\tFIRST ROW AFTER FAULT (S)\tRATE BACK AFTER FAULT (S)\tLOST ROWS\tDUPLICATE ROWS\tABSORBED BY DEDUP (BLOCKS EVENT)\tROWS/S (WHOLE RUN)\tUNDISTURBED ROWS/S\tVS UNDISTURBED")
 		for _, a := range s.Arms {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 				a.Label, len(a.Runs), verdictsText(a), heldText(a),
-				figureText(a.FirstRowS, "s"), figureText(a.RateBackS, "s"), figureText(a.Lost, "rows"), figureText(a.Duplicates, "rows"),
+				figureText(a.FirstRowS, "s"), figureText(a.RateBackS, "s"), figureText(a.Lost, "rows"), figureText(a.Duplicates, "rows"), figureText(a.Absorbed, "rows"),
 				figureText(a.RowsPerS, "rate"), undisturbedText(a), figureText(a.Ratio, "ratio"))
 		}
 		if err := tw.Flush(); err != nil {
