@@ -351,7 +351,9 @@ func (s *Session) readVersion(ctx context.Context, what string, img image, run s
 		return "", refusef("C16: %s: version.match %q is not a regular expression: %v", what, match, err)
 	}
 	code, out, err := s.runner.Engine.RunOnce(ctx, engine.ContainerSpec{
-		Name:        "spatec-version-" + run[len(run)-12:],
+		// Named for what it reads too: a session reads its services'
+		// versions at once.
+		Name:        "spatec-version-" + run[len(run)-12:] + "-" + versionName(what),
 		Image:       img.ref,
 		ImageID:     img.id,
 		Entrypoint:  command,
@@ -367,6 +369,18 @@ func (s *Session) readVersion(ctx context.Context, what string, img image, run s
 			what, strings.Join(command, " "), match, code, strings.TrimSpace(out))
 	}
 	return m[1], nil
+}
+
+// versionName is what, as a container and pod name allows it: lower-case
+// letters, digits and hyphens, at most 24 of them.
+func versionName(what string) string {
+	b := []byte(strings.ToLower(what))
+	for i, c := range b {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			b[i] = '-'
+		}
+	}
+	return strings.Trim(string(b[:min(len(b), 24)]), "-")
 }
 
 // CheckPinned refuses plans whose images add what env has not pinned: a

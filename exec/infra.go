@@ -7,7 +7,10 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"spatec.dev/spatec/exec/broker"
 	"spatec.dev/spatec/exec/chstore"
@@ -30,11 +33,15 @@ func (s *Session) up(ctx context.Context) error {
 			return err
 		}
 	}
+	versions, err := s.infraVersions(ctx)
+	if err != nil {
+		return err
+	}
 	for _, ks := range s.env.Infra.Keyed() {
 		key, svc := ks.Key, ks.Service
 		switch svc.Run {
 		case "container":
-			if err := s.startInfra(ctx, key, svc); err != nil {
+			if err := s.startInfra(ctx, key, svc, versions[key]); err != nil {
 				return err
 			}
 		case "embedded":
@@ -54,7 +61,6 @@ func (s *Session) up(ctx context.Context) error {
 		}
 		r.Progress.Add(1)
 	}
-	var err error
 	if s.broker, err = broker.NewClient([]string{s.hostAddrs[schema.ServiceBroker]}); err != nil {
 		return fmt.Errorf("connecting to the broker at %s: %w", s.hostAddrs[schema.ServiceBroker], err)
 	}
@@ -194,19 +200,48 @@ func (s *Session) infraOf(key string) *infraContainer {
 	return nil
 }
 
+// infraVersions reads the version inside each infrastructure container's
+// image (C16), by service key, all at once: each is a short-lived
+// container of its own, and a JVM's answer takes seconds.
+func (s *Session) infraVersions(ctx context.Context) (map[string]string, error) {
+	var (
+		g        errgroup.Group
+		mu       sync.Mutex
+		versions = map[string]string{}
+	)
+	for _, ks := range s.env.Infra.Keyed() {
+		key, svc := ks.Key, ks.Service
+		if svc.Run != "container" || svc.Version == nil {
+			continue
+		}
+		// The images are the session's, made sure of by prepare: found
+		// here, one after another, before anything reads them at once.
+		img, err := s.ensureImage(ctx, svc.Image.Ref, svc.Image.Digest, svc.Build)
+		if err != nil {
+			return nil, err
+		}
+		g.Go(func() error {
+			v, err := s.readVersion(ctx, svc.Name, img, s.id, svc.Version.Command, svc.Version.Match)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			versions[key] = v
+			return nil
+		})
+	}
+	return versions, g.Wait()
+}
+
 // startInfra starts one infrastructure container under its caps and
-// verifies them: C6 applies to the infrastructure too.
-func (s *Session) startInfra(ctx context.Context, key string, svc schema.Service) error {
+// verifies them: C6 applies to the infrastructure too. version is what
+// its image said it runs (infraVersions).
+func (s *Session) startInfra(ctx context.Context, key string, svc schema.Service, version string) error {
 	r := s.runner
 	img, err := s.ensureImage(ctx, svc.Image.Ref, svc.Image.Digest, svc.Build)
 	if err != nil {
 		return err
-	}
-	var version string
-	if v := svc.Version; v != nil {
-		if version, err = s.readVersion(ctx, svc.Name, img, s.id, v.Command, v.Match); err != nil {
-			return err
-		}
 	}
 	spec := engine.ContainerSpec{
 		Name:       svc.Name,

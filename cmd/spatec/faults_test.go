@@ -202,7 +202,7 @@ const drainStarted = "phase=drain state=start"
 func TestFaultCapChangedMidWindow(t *testing.T) {
 	e := requireContainers(t)
 	results := t.TempDir()
-	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--results", results)
+	b := startCLI(t, "exec", "--tree", shortDrainTree(t), "--env", "local-containers", "reference", "--results", results)
 	b.waitFor(t, drainStarted, 5*time.Minute)
 
 	// What `docker update --cpus 0.3` does: the arm's quota cut under it.
@@ -376,7 +376,7 @@ func TestFaultArmFrozenBeforeFirstRow(t *testing.T) {
 func TestFaultTableDroppedBetweenReps(t *testing.T) {
 	e := requireContainers(t)
 	results := t.TempDir()
-	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--reps", "2", "--results", results)
+	b := startCLI(t, "exec", "--tree", shortDrainTree(t), "--env", "local-containers", "reference", "--reps", "2", "--results", results)
 	for deadline := time.Now().Add(5 * time.Minute); !strings.Contains(b.stdout.String(), "rep 1/2"); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the first repetition did not end; stderr:\n%s", b.stderr.String())
@@ -428,7 +428,7 @@ func TestFaultImageTagMoved(t *testing.T) {
 	e := requireContainers(t)
 	results := t.TempDir()
 	const tag = "spatec-reference:0.1.0"
-	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--results", results)
+	b := startCLI(t, "exec", "--tree", shortDrainTree(t), "--env", "local-containers", "reference", "--results", results)
 	b.waitFor(t, "phase=prefill", 5*time.Minute)
 	docker := func(args ...string) string {
 		out, err := osexec.Command("docker", args...).CombinedOutput()
@@ -457,7 +457,7 @@ func TestFaultImageTagMoved(t *testing.T) {
 func TestFaultNoisyHost(t *testing.T) {
 	e := requireContainers(t)
 	results := t.TempDir()
-	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--results", results)
+	b := startCLI(t, "exec", "--tree", shortDrainTree(t), "--env", "local-containers", "reference", "--results", results)
 	b.waitFor(t, drainStarted, 5*time.Minute)
 	for range 2 {
 		loop := osexec.Command("sh", "-c", "while :; do :; done")
@@ -507,12 +507,13 @@ func TestFaultClickHouseRestarted(t *testing.T) {
 func TestFaultSpatecKilledThenRunAgain(t *testing.T) {
 	e := requireContainers(t)
 	results := t.TempDir()
-	killAt(t, drainStarted, "exec", "--env", "local-containers", "reference", "--results", results)
+	tree := shortDrainTree(t)
+	killAt(t, drainStarted, "exec", "--tree", tree, "--env", "local-containers", "reference", "--results", results)
 	left, err := e.ListOwned(context.Background(), exec.LabelRun)
 	if err != nil || len(left) == 0 {
 		t.Fatalf("after SIGKILL, %d objects of the run remain (%v); want its containers and network", len(left), err)
 	}
-	runAfterKill(t, "local-containers", results, "")
+	runAfterKill(t, "local-containers", results, "", "--tree", tree)
 	recs := faultOutcome(t, e, "spatec killed (SIGKILL), then run again", results, 2, 0,
 		"the next spatec removed its containers, recorded it failed (interrupted), then ran ok")
 	if len(recs) != 2 || recs[0].Status != record.StatusFailed || !strings.Contains(recs[0].Note, "spatec ended without recording this run") ||
@@ -560,12 +561,13 @@ func killAt(t *testing.T, want string, args ...string) {
 	_ = cmd.Wait()
 }
 
-// runAfterKill runs spatec again on env and results after one was
-// killed: it runs ok, says it removed what the killed run left (the
-// containers named from removed on) and recorded that run as failed.
-func runAfterKill(t *testing.T, env, results, removed string) {
+// runAfterKill runs spatec exec again on env and results, with flags
+// more, after one was killed: it runs ok, says it removed what the killed
+// run left (the containers named from removed on) and recorded that run
+// as failed.
+func runAfterKill(t *testing.T, env, results, removed string, more ...string) {
 	t.Helper()
-	code, out, errOut := cli(t, "exec", "--env", env, "reference", "--results", results)
+	code, out, errOut := cli(t, append([]string{"exec", "--env", env, "reference", "--results", results}, more...)...)
 	if code != exitOK {
 		t.Fatalf("the next run: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -617,17 +619,19 @@ func TestFaultResultsUnusable(t *testing.T) {
 	faultOutcome(t, e, "results path a file, or with no room", t.TempDir(), 0, 0, "")
 }
 
-// TestFaultDiskFull fills the results file system while a run measures:
-// its record cannot be appended, the log keeps no partial line, the whole
-// record is printed, and the repetitions stop.
+// TestFaultDiskFull fills the results file system while a run measures,
+// once the first repetition is recorded: the second's record cannot be
+// appended, the log keeps no partial line, the whole record is printed,
+// and the repetitions stop.
 func TestFaultDiskFull(t *testing.T) {
 	e := requireContainers(t)
 	results := testenv.SmallTmpfs(t, 4<<20)
-	if code, out, errOut := cli(t, "exec", "--env", "local-containers", "reference", "--results", results); code != exitOK {
-		t.Fatalf("the first run: exit %d\n%s\n%s", code, out, errOut)
+	b := startCLI(t, "exec", "--tree", shortDrainTree(t), "--env", "local-containers", "reference", "--reps", "3", "--results", results)
+	for deadline := time.Now().Add(5 * time.Minute); strings.Count(b.stderr.String(), drainStarted) < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the second repetition's drain did not start; stderr:\n%s", b.stderr.String())
+		}
 	}
-	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--reps", "2", "--results", results)
-	b.waitFor(t, drainStarted, 5*time.Minute)
 	testenv.Fill(t, results)
 	if code := b.wait(t); code != exitProblems {
 		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitProblems, b.stderr.String())
@@ -637,8 +641,8 @@ func TestFaultDiskFull(t *testing.T) {
 		!strings.Contains(errOut, `{"schema":"spatec.record/v1"`) {
 		t.Errorf("stderr does not give the record that could not be appended:\n%s", errOut)
 	}
-	if n := strings.Count(b.stdout.String(), "reference:default rep"); n != 1 {
-		t.Errorf("%d runs after the failed append; want the reps stopped at the first:\n%s", n, b.stdout.String())
+	if n := strings.Count(b.stdout.String(), "reference:default rep"); n != 2 || strings.Contains(b.stdout.String(), "rep 3/3") {
+		t.Errorf("%d runs, want the reps stopped at the failed append (the second):\n%s", n, b.stdout.String())
 	}
 	os.Remove(filepath.Join(results, "filler"))
 	recs := faultOutcome(t, e, "results disk full mid-run", results, 2, 1,
@@ -646,6 +650,15 @@ func TestFaultDiskFull(t *testing.T) {
 	if len(recs) != 1 || recs[0].Status != record.StatusOK {
 		t.Errorf("the log holds %+v; want only the first run, whole", recs)
 	}
+}
+
+// shortDrainTree is the tree with local-containers' sensor-batch corpus
+// cut from 20,000 batches to 5,000 (367,500 rows): the same services, arm
+// and workload, drained in seconds rather than half a minute, for the
+// faults whose test needs a drain that ends but not a long one.
+func shortDrainTree(t *testing.T) string {
+	t.Helper()
+	return copyTree(t, map[string][2]string{"envs/local-containers/env.cue": {"messages:     20_000", "messages:     5_000"}})
 }
 
 // copyTree copies the CUE tree (cue.mod, schema, envs, entrants) to a
