@@ -17,7 +17,13 @@ func scenarioRun(t *testing.T, env, scenario string) (record.Record, string) {
 	t.Helper()
 	e := requireContainers(t)
 	results := t.TempDir()
-	b := startCLI(t, "exec", "--env", env, "reference", "--scenario", scenario, "--results", results)
+	args := []string{"exec", "--env", env, "reference", "--scenario", scenario, "--results", results}
+	if env == "local-containers" {
+		// A third of 5,000 batches is a few seconds in: time enough
+		// before the fault and after it for every figure.
+		args = append(args, "--tree", shortDrainTree(t))
+	}
+	b := startCLI(t, args...)
 	code := b.wait(t)
 	recs := faultOutcome(t, e, "scenario "+scenario, results, 1, 0, "")
 	if code != 0 || len(recs) != 1 {
