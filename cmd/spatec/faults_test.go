@@ -237,7 +237,7 @@ func TestFaultCapChangedMidWindow(t *testing.T) {
 func TestFaultClickHousePausedAndResumed(t *testing.T) {
 	e := requireContainers(t)
 	results := t.TempDir()
-	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--results", results)
+	b := startCLI(t, "exec", "--tree", shortDrainTree(t), "--env", "local-containers", "reference", "--results", results)
 	b.waitFor(t, drainStarted, 5*time.Minute)
 	ctx := context.Background()
 	if err := e.Pause(ctx, "spatec-clickhouse"); err != nil {
@@ -299,7 +299,7 @@ func figuresOverWindow(t *testing.T, results string, rec record.Record) {
 func TestFaultClickHouseKilled(t *testing.T) {
 	e := requireContainers(t)
 	results := t.TempDir()
-	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--results", results)
+	b := startCLI(t, "exec", "--tree", shortDrainTree(t), "--env", "local-containers", "reference", "--results", results)
 	b.waitFor(t, drainStarted, 5*time.Minute)
 	if err := e.Kill(context.Background(), "spatec-clickhouse", "KILL"); err != nil {
 		t.Fatal(err)
@@ -318,7 +318,7 @@ func TestFaultClickHouseKilled(t *testing.T) {
 func TestFaultArmKilled(t *testing.T) {
 	e := requireContainers(t)
 	results := t.TempDir()
-	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--results", results)
+	b := startCLI(t, "exec", "--tree", shortDrainTree(t), "--env", "local-containers", "reference", "--results", results)
 	b.waitFor(t, drainStarted, 5*time.Minute)
 	if err := e.Kill(context.Background(), containerID(t, e, exec.LabelEntrant, "reference"), "KILL"); err != nil {
 		t.Fatal(err)
@@ -338,7 +338,7 @@ func TestFaultArmKilled(t *testing.T) {
 func TestFaultArmFrozenBeforeFirstRow(t *testing.T) {
 	e := requireContainers(t)
 	results := t.TempDir()
-	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--results", results)
+	b := startCLI(t, "exec", "--tree", shortDrainTree(t), "--env", "local-containers", "reference", "--results", results)
 	ctx := context.Background()
 	var id string
 	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
@@ -486,7 +486,7 @@ func TestFaultNoisyHost(t *testing.T) {
 func TestFaultClickHouseRestarted(t *testing.T) {
 	e := requireContainers(t)
 	results := t.TempDir()
-	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--results", results)
+	b := startCLI(t, "exec", "--tree", shortDrainTree(t), "--env", "local-containers", "reference", "--results", results)
 	b.waitFor(t, drainStarted, 5*time.Minute)
 	if out, err := osexec.Command("docker", "restart", "--time", "0", "spatec-clickhouse").CombinedOutput(); err != nil {
 		t.Fatalf("docker restart: %v\n%s", err, out)
@@ -581,7 +581,7 @@ func runAfterKill(t *testing.T, env, results, removed string, more ...string) {
 func TestFaultTwoRunsAtOnce(t *testing.T) {
 	e := requireContainers(t)
 	results := t.TempDir()
-	b := startCLI(t, "exec", "--env", "local-containers", "reference", "--results", results)
+	b := startCLI(t, "exec", "--tree", shortDrainTree(t), "--env", "local-containers", "reference", "--results", results)
 	b.waitFor(t, drainStarted, 5*time.Minute)
 	for _, env := range []string{"local-containers", "local"} {
 		code, _, errOut := cli(t, "exec", "--env", env, "reference", "--results", t.TempDir())
@@ -654,8 +654,8 @@ func TestFaultDiskFull(t *testing.T) {
 
 // shortDrainTree is the tree with local-containers' sensor-batch corpus
 // cut from 20,000 batches to 5,000 (367,500 rows): the same services, arm
-// and workload, drained in seconds rather than half a minute, for the
-// faults whose test needs a drain that ends but not a long one.
+// and workload, prefilled and drained in seconds rather than half a
+// minute, for the faults whose test needs a drain, not a long one.
 func shortDrainTree(t *testing.T) string {
 	t.Helper()
 	return copyTree(t, map[string][2]string{"envs/local-containers/env.cue": {"messages:     20_000", "messages:     5_000"}})
@@ -744,7 +744,7 @@ func TestFaultServiceNeverHealthy(t *testing.T) {
 func TestFaultPoisonMessageInFlink(t *testing.T) {
 	e := requireContainers(t)
 	results := t.TempDir()
-	b := startCLI(t, "exec", "--env", "local-containers", "flink", "--results", results)
+	b := startCLI(t, "exec", "--tree", shortDrainTree(t), "--env", "local-containers", "flink", "--results", results)
 	b.waitFor(t, drainStarted, 10*time.Minute)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
