@@ -585,6 +585,7 @@ type Debian struct {
 	Files       map[string]string `json:"files"`
 	User        string            `json:"user"`
 	Entrypoint  []string          `json:"entrypoint"`
+	Run         []string          `json:"run,omitempty"`
 	Environment map[string]string `json:"environment"`
 	Epoch       int64             `json:"epoch"`
 }

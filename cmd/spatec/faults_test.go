@@ -658,7 +658,14 @@ func TestFaultDiskFull(t *testing.T) {
 // minute, for the faults whose test needs a drain, not a long one.
 func shortDrainTree(t *testing.T) string {
 	t.Helper()
-	return copyTree(t, map[string][2]string{"envs/local-containers/env.cue": {"messages:     20_000", "messages:     5_000"}})
+	return drainTree(t, "5_000")
+}
+
+// drainTree is the tree with local-containers' sensor-batch corpus cut to
+// batches (CUE's spelling: "1_000").
+func drainTree(t *testing.T, batches string) string {
+	t.Helper()
+	return copyTree(t, map[string][2]string{"envs/local-containers/env.cue": {"messages:     20_000", "messages:     " + batches}})
 }
 
 // copyTree copies the CUE tree (cue.mod, schema, envs, entrants) to a
@@ -741,10 +748,14 @@ func TestFaultServiceNeverHealthy(t *testing.T) {
 // answered 404, and fails the job before its last rows are flushed; the
 // run fails, and its note quotes the TaskManager's log as it was when the
 // drain failed (the registry's answer), not its shutdown once stopped.
+// The corpus is 1,000 batches: the message is appended as the drain
+// starts, while Flink's processes are still starting, long before they
+// could read to the corpus's end; and each restart Flink makes from its
+// last checkpoint then reads little before it fails again.
 func TestFaultPoisonMessageInFlink(t *testing.T) {
 	e := requireContainers(t)
 	results := t.TempDir()
-	b := startCLI(t, "exec", "--tree", shortDrainTree(t), "--env", "local-containers", "flink", "--results", results)
+	b := startCLI(t, "exec", "--tree", drainTree(t, "1_000"), "--env", "local-containers", "flink", "--results", results)
 	b.waitFor(t, drainStarted, 10*time.Minute)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

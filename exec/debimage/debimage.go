@@ -8,7 +8,10 @@
 // layer and the image config are written here with the recipe's epoch as
 // every timestamp, and the archive is loaded rather than imported (an
 // import stamps the current time into the image). Over the same archive
-// state, the same recipe therefore gives the same image ID.
+// state, the same recipe therefore gives the same image ID. A recipe with
+// a run step is the exception: its command runs in the loaded image
+// through the engine's builder, and what it writes (a JVM's class-data
+// archive) is not the same byte for byte from one build to the next.
 //
 // A recipe is built once. The image carries the recipe's digest as a label,
 // and an image of that reference with that label is used as it is. Root
@@ -68,6 +71,9 @@ type Engine interface {
 	LoadImage(ctx context.Context, archive io.Reader) ([]string, error)
 	// RemoveUnnamed removes an image no tag names and no container uses.
 	RemoveUnnamed(ctx context.Context, id string) error
+	// BuildContextDir builds the image tag from a directory holding a
+	// Dockerfile, with no network, and returns its ID.
+	BuildContextDir(ctx context.Context, tag, dir string, labels map[string]string) (string, error)
 }
 
 // RootfsFunc writes the root file system of recipe, its packages for arch,
@@ -196,9 +202,20 @@ func (b *Builder) Ensure(ctx context.Context, ref string, recipe schema.Debian) 
 		return Image{}, err
 	}
 	defer os.Remove(downloads)
-	id, err := b.load(ctx, ref, recipe, want, rootfs, downloads)
+	// An image whose run step has yet to run is labelled apart, so that a
+	// build stopped in between is not taken for a finished one.
+	label := want
+	if len(recipe.Run) > 0 {
+		label = want + beforeRun
+	}
+	id, err := b.load(ctx, ref, recipe, label, rootfs, downloads)
 	if err != nil {
 		return Image{}, err
+	}
+	if len(recipe.Run) > 0 {
+		if id, err = b.run(ctx, ref, id, recipe.Run, want); err != nil {
+			return Image{}, err
+		}
 	}
 	img, err := b.Engine.ImageDigest(ctx, ref)
 	if err != nil {
@@ -214,6 +231,40 @@ func (b *Builder) Ensure(ctx context.Context, ref string, recipe schema.Debian) 
 		}
 	}
 	return Image{Ref: ref, ID: id, Recipe: want, Built: true}, nil
+}
+
+// beforeRun marks the recipe label of an image whose run step has not run.
+const beforeRun = " (before its run step)"
+
+// run runs a recipe's run step in the loaded image base, through the
+// engine's builder with no network, and tags the result ref, labelled
+// with the recipe's digest; it returns the new image's ID. The step's
+// output, its last lines quoted on failure, is the builder's.
+func (b *Builder) run(ctx context.Context, ref, base string, command []string, recipeDigest string) (string, error) {
+	dir, err := os.MkdirTemp("", "spatec-run-*")
+	if err != nil {
+		return "", fmt.Errorf("image %s: %w", ref, err)
+	}
+	defer os.RemoveAll(dir)
+	// The exec form: the command's words as they are, with no shell.
+	words, err := json.Marshal(command)
+	if err != nil {
+		return "", fmt.Errorf("image %s: encoding its run step: %w", ref, err)
+	}
+	dockerfile := fmt.Sprintf("FROM %s\nRUN %s\n", base, words)
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile), 0o644); err != nil {
+		return "", fmt.Errorf("image %s: %w", ref, err)
+	}
+	b.Progress.Start("image/run", 1, "steps")
+	b.Progress.Printf("image %s: running its build's last step: %s", ref, strings.Join(command, " "))
+	id, err := b.Engine.BuildContextDir(ctx, ref, dir, map[string]string{LabelRecipe: recipeDigest})
+	if err != nil {
+		b.Progress.Fail(err)
+		return "", fmt.Errorf("image %s: its run step `%s`: %w", ref, strings.Join(command, " "), err)
+	}
+	b.Progress.Add(1)
+	b.Progress.End()
+	return id, nil
 }
 
 // rootfs returns the path of recipe's root file system, from the cache or

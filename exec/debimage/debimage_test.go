@@ -22,6 +22,7 @@ import (
 	"spatec.dev/spatec/exec/burn/burntest"
 	"spatec.dev/spatec/exec/engine"
 	"spatec.dev/spatec/exec/engine/docker"
+	"spatec.dev/spatec/exec/gclog"
 	"spatec.dev/spatec/internal/testenv"
 	"spatec.dev/spatec/schema"
 )
@@ -47,6 +48,7 @@ func TestDigestCoversEveryField(t *testing.T) {
 		"files":       func(r *schema.Debian) { r.Files["/etc/app/conf.d/app.xml"] = "<other/>\n" },
 		"user":        func(r *schema.Debian) { r.User = "nobody" },
 		"entrypoint":  func(r *schema.Debian) { r.Entrypoint = []string{"/bin/true"} },
+		"run":         func(r *schema.Debian) { r.Run = []string{"/bin/true"} },
 		"environment": func(r *schema.Debian) { r.Environment = map[string]string{"A": "b"} },
 		"epoch":       func(r *schema.Debian) { r.Epoch++ },
 	}
@@ -363,5 +365,61 @@ func TestRecipeDownloadsGoInChecked(t *testing.T) {
 	r.Downloads[1].SHA256 = sha([]byte("something else"))
 	if _, err := b.Ensure(ctx, testRef(t, e), r); err == nil || !strings.Contains(err.Error(), "the published artefact changed") {
 		t.Fatalf("a download of another checksum: %v", err)
+	}
+}
+
+// TestRunStepKeepsWhatItWrites: a recipe's run step runs once in the
+// built image, with the image's environment; what it writes is in the
+// image, whose entrypoint is still the recipe's, and the image is not
+// built again. A step that fails fails the build, in its own words, and
+// leaves no image the recipe's label names.
+func TestRunStepKeepsWhatItWrites(t *testing.T) {
+	e := testenv.Docker(t)
+	ctx := context.Background()
+	fake := &fakeRootfs{burn: readFile(t, burntest.Binary(t))}
+	b := &Builder{Engine: e, CacheDir: t.TempDir(), Rootfs: fake.build}
+	ref := testRef(t, e)
+
+	r := recipe()
+	// burn -gclog writes where JAVA_TOOL_OPTIONS' -Xlog asks, as a
+	// training start writes its class-data archive.
+	r.Environment = map[string]string{"JAVA_TOOL_OPTIONS": gclog.Option("/var/made/gc.log")}
+	r.Run = []string{"/burn", "-gclog", "-exit", "0"}
+	img, err := b.Ensure(ctx, ref, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !img.Built || img.Recipe != Digest(r, "") {
+		t.Fatalf("Ensure = %+v, want a built image of recipe %s", img, Digest(r, ""))
+	}
+	got, err := e.ImageDigest(ctx, ref)
+	if err != nil || got.ID != img.ID || got.Labels[LabelRecipe] != img.Recipe {
+		t.Fatalf("the engine holds %+v (%v); want %s labelled %s", got, err, img.ID, img.Recipe)
+	}
+	code, out, err := e.RunOnce(ctx, engine.ContainerSpec{Name: "spatec-debimage-" + uuid.NewString()[:8], Image: ref, NetworkMode: "none"}, nil)
+	if err != nil || code != 0 || !strings.Contains(out, "burn "+burntest.Version) {
+		t.Fatalf("running the image: code %d, err %v, output %q; want the recipe's entrypoint", code, err, out)
+	}
+	created, err := e.Create(ctx, engine.ContainerSpec{Name: "spatec-debimage-" + uuid.NewString()[:8], Image: ref, NetworkMode: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Remove(context.Background(), created.ID) })
+	if made, err := e.ReadFile(ctx, created.ID, "/var/made/gc.log", 1<<16); err != nil || len(made) == 0 {
+		t.Fatalf("what the run step wrote: %q, %v", made, err)
+	}
+	if again, err := b.Ensure(ctx, ref, r); err != nil || again.Built || again.ID != img.ID {
+		t.Errorf("second Ensure = %+v, %v; want the same image, not built", again, err)
+	}
+
+	failing := recipe()
+	failing.Run = []string{"/burn", "-exit", "3"}
+	failedRef := testRef(t, e)
+	_, err = b.Ensure(ctx, failedRef, failing)
+	if err == nil || !strings.Contains(err.Error(), "its run step `/burn -exit 3`") || !strings.Contains(err.Error(), "exiting with code 3") {
+		t.Fatalf("Ensure with a failing run step: err = %v; want the step and its output named", err)
+	}
+	if left, err := e.ImageDigest(ctx, failedRef); err == nil && left.Labels[LabelRecipe] == Digest(failing, "") {
+		t.Errorf("a failed run step left %s labelled as built", left.ID)
 	}
 }

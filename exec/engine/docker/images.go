@@ -277,8 +277,8 @@ func scratchContext(img engine.ScratchImage) ([]byte, error) {
 }
 
 // BuildContextDir builds the image tag from a build context directory with
-// its own Dockerfile, through the engine's classic builder, and returns the
-// image ID. Without a registry the Dockerfile can only start FROM scratch or
+// its own Dockerfile, through the engine's classic builder with no network,
+// and returns the image ID. Without a registry the Dockerfile can only start FROM scratch or
 // from an image already on the engine.
 func (e *Engine) BuildContextDir(ctx context.Context, tag, dir string, labels map[string]string) (string, error) {
 	buildCtx, err := tarDir(dir)
@@ -366,6 +366,8 @@ func (e *Engine) build(ctx context.Context, tag string, buildCtx io.Reader, labe
 		ForceRemove: true,
 		Version:     build.BuilderV1,
 		Platform:    platform,
+		// A step that runs (RUN) addresses nothing beyond its container.
+		NetworkMode: "none",
 	})
 	if err != nil {
 		return "", fmt.Errorf("building image %s: %w", tag, err)
