@@ -208,7 +208,8 @@ func TestHoldBringsTheInfrastructureUp(t *testing.T) {
 		_, err := osexec.LookPath("mmdebstrap")
 		return err
 	})
-	code, out, errOut := cli(t, "exec", "--env", "local-containers", "reference", "--hold", "5s", "--results", t.TempDir())
+	// The 5,000-batch corpus: more than the consumer drains in the 5 s held.
+	code, out, errOut := cli(t, "exec", "--tree", shortDrainTree(t), "--env", "local-containers", "reference", "--hold", "5s", "--results", t.TempDir())
 	if code != exitOK || !strings.Contains(out, "reference:default held ") || !strings.Contains(errOut, "phase=prefill state=end") {
 		t.Fatalf("hold: exit %d\n%s\n%s", code, out, errOut)
 	}
