@@ -223,23 +223,11 @@ func TestRecipeImageRunsWithItsFilesAndIsBuiltOnce(t *testing.T) {
 		t.Fatalf("first Ensure = %+v, want a built image of recipe %s", img, Digest(recipe(), ""))
 	}
 	// The image runs its entrypoint, as its user.
-	code, out, err := e.RunOnce(ctx, engine.ContainerSpec{Name: "spatec-debimage-" + uuid.NewString()[:8], Image: ref, NetworkMode: "none"}, nil)
-	if err != nil || code != 0 || !strings.Contains(out, "burn "+burntest.Version) {
-		t.Fatalf("running the image: code %d, err %v, output %q", code, err, out)
-	}
+	runsBurn(t, e, ref)
 	// The recipe's file is in it, under directories the root file system
 	// lacked.
-	created, err := e.Create(ctx, engine.ContainerSpec{Name: "spatec-debimage-" + uuid.NewString()[:8], Image: ref, NetworkMode: "none"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Remove(context.Background(), created.ID) })
-	got, err := e.ReadFile(ctx, created.ID, "/etc/app/conf.d/app.xml", 1<<10)
-	if err != nil || string(got) != "<app/>\n" {
-		t.Fatalf("recipe file in the image: %q, %v", got, err)
-	}
-	if err := e.Remove(ctx, created.ID); err != nil {
-		t.Fatal(err)
+	if got := imageFile(t, e, ref, "/etc/app/conf.d/app.xml"); string(got) != "<app/>\n" {
+		t.Fatalf("recipe file in the image: %q", got)
 	}
 
 	// Unchanged: not built again.
@@ -396,17 +384,9 @@ func TestRunStepKeepsWhatItWrites(t *testing.T) {
 	if err != nil || got.ID != img.ID || got.Labels[LabelRecipe] != img.Recipe {
 		t.Fatalf("the engine holds %+v (%v); want %s labelled %s", got, err, img.ID, img.Recipe)
 	}
-	code, out, err := e.RunOnce(ctx, engine.ContainerSpec{Name: "spatec-debimage-" + uuid.NewString()[:8], Image: ref, NetworkMode: "none"}, nil)
-	if err != nil || code != 0 || !strings.Contains(out, "burn "+burntest.Version) {
-		t.Fatalf("running the image: code %d, err %v, output %q; want the recipe's entrypoint", code, err, out)
-	}
-	created, err := e.Create(ctx, engine.ContainerSpec{Name: "spatec-debimage-" + uuid.NewString()[:8], Image: ref, NetworkMode: "none"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Remove(context.Background(), created.ID) })
-	if made, err := e.ReadFile(ctx, created.ID, "/var/made/gc.log", 1<<16); err != nil || len(made) == 0 {
-		t.Fatalf("what the run step wrote: %q, %v", made, err)
+	runsBurn(t, e, ref)
+	if made := imageFile(t, e, ref, "/var/made/gc.log"); len(made) == 0 {
+		t.Fatal("what the run step wrote is empty")
 	}
 	if again, err := b.Ensure(ctx, ref, r); err != nil || again.Built || again.ID != img.ID {
 		t.Errorf("second Ensure = %+v, %v; want the same image, not built", again, err)
@@ -422,4 +402,35 @@ func TestRunStepKeepsWhatItWrites(t *testing.T) {
 	if left, err := e.ImageDigest(ctx, failedRef); err == nil && left.Labels[LabelRecipe] == Digest(failing, "") {
 		t.Errorf("a failed run step left %s labelled as built", left.ID)
 	}
+}
+
+// runsBurn runs image ref and fails the test unless its entrypoint, the
+// test recipe's burn -version, answers.
+func runsBurn(t *testing.T, e *docker.Engine, ref string) {
+	t.Helper()
+	code, out, err := e.RunOnce(context.Background(), engine.ContainerSpec{Name: "spatec-debimage-" + uuid.NewString()[:8], Image: ref, NetworkMode: "none"}, nil)
+	if err != nil || code != 0 || !strings.Contains(out, "burn "+burntest.Version) {
+		t.Fatalf("running the image: code %d, err %v, output %q; want the recipe's entrypoint", code, err, out)
+	}
+}
+
+// imageFile reads file from image ref, through a container made for it
+// and removed again, so that nothing keeps the image in use.
+func imageFile(t *testing.T, e *docker.Engine, ref, file string) []byte {
+	t.Helper()
+	ctx := context.Background()
+	created, err := e.Create(ctx, engine.ContainerSpec{Name: "spatec-debimage-" + uuid.NewString()[:8], Image: ref, NetworkMode: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := e.Remove(ctx, created.ID); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	got, err := e.ReadFile(ctx, created.ID, file, 1<<16)
+	if err != nil {
+		t.Fatalf("reading %s in the image: %v", file, err)
+	}
+	return got
 }

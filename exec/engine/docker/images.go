@@ -278,8 +278,8 @@ func scratchContext(img engine.ScratchImage) ([]byte, error) {
 
 // BuildContextDir builds the image tag from a build context directory with
 // its own Dockerfile, through the engine's classic builder with no network,
-// and returns the image ID. Without a registry the Dockerfile can only start FROM scratch or
-// from an image already on the engine.
+// and returns the image ID. Without a registry the Dockerfile can only
+// start FROM scratch or from an image already on the engine.
 func (e *Engine) BuildContextDir(ctx context.Context, tag, dir string, labels map[string]string) (string, error) {
 	buildCtx, err := tarDir(dir)
 	if err != nil {
