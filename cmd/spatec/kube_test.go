@@ -70,7 +70,7 @@ func leftInNamespace(t *testing.T, client kubernetes.Interface) []string {
 	return left
 }
 
-// TestExecOnKubernetes runs the reference arm twice on the cluster the
+// TestKubeExec runs the reference arm twice on the cluster the
 // test command stands up, in each of its environments. On k8s-single the
 // arm is a Guaranteed pod on a core of its own, beside the embedded broker
 // and the host's ClickHouse; on k8s-pods the broker and ClickHouse are
@@ -79,7 +79,7 @@ func leftInNamespace(t *testing.T, client kubernetes.Interface) []string {
 // pod is read back and sampled on its node by that node's probe; each run
 // drains the topic into ClickHouse and is recorded ok with every figure
 // and each container's node, and nothing is left in the namespace.
-func TestExecOnKubernetes(t *testing.T) {
+func TestKubeExec(t *testing.T) {
 	client := requireCluster(t)
 	pods := map[string]map[string]string{
 		"consumer":          {"cpu.cfs_quota_us": "50000", "memory.limit_in_bytes": "1073741824"},
@@ -152,11 +152,11 @@ func execOnKubernetes(t *testing.T, client kubernetes.Interface, env string, cgr
 	t.Logf("%s", stdout.String())
 }
 
-// TestFaultCapChangedOnTheNode gives the arm pod's container a CFS quota
+// TestKubeFaultCapChangedOnTheNode gives the arm pod's container a CFS quota
 // on the node as soon as it runs, behind spatec's and the kubelet's back
 // (a core of its own has none): the probe's read-back catches it, before
 // the window opens (refused) or during it (failed), with what it found.
-func TestFaultCapChangedOnTheNode(t *testing.T) {
+func TestKubeFaultCapChangedOnTheNode(t *testing.T) {
 	client := requireCluster(t)
 	results := t.TempDir()
 	b := startCLI(t, "exec", "--env", "k8s-single", "reference", "--results", results)

@@ -25,11 +25,13 @@ type KubeAPI struct {
 }
 
 // Kubernetes returns the test cluster's API, failing under CI=true, and
-// skipping elsewhere, when the cluster is not up.
+// skipping elsewhere, when the cluster is not up. The test command builds
+// the cluster while every other test runs and starts it only for the tests
+// whose names begin with TestKube: a test that calls this must be named so.
 func Kubernetes(t testing.TB) KubeAPI {
 	t.Helper()
 	var api KubeAPI
-	Require(t, "the single-node Kubernetes cluster (bash .ci/k8s up)", func() (err error) {
+	Require(t, "the single-node Kubernetes cluster (bash .ci/k8s up; the test command starts it only for tests named TestKube*)", func() (err error) {
 		api, err = readKubeconfig(KubeconfigPath)
 		if err != nil {
 			return err

@@ -54,14 +54,14 @@ func do(t *testing.T, api testenv.KubeAPI, method, path string, body, out any) i
 	return resp.StatusCode
 }
 
-// TestGuaranteedPodOnTheTestCluster runs a plan's pod, as ForPlan makes it,
+// TestKubeGuaranteedPod runs a plan's pod, as ForPlan makes it,
 // on the single-node cluster the test command stands up: the API server
 // makes it Guaranteed, and the caps read back from the node's cgroups by
 // spatec's own cgroup package are the plan's (its cpuset exclusive, the
 // CFS quota dropped, as the kubelet does for exclusive cores). A cap
 // changed behind the plan's back is caught; deleting the pod leaves
 // nothing on the node.
-func TestGuaranteedPodOnTheTestCluster(t *testing.T) {
+func TestKubeGuaranteedPod(t *testing.T) {
 	api := testenv.Kubernetes(t)
 	p := &schema.Plan{
 		Variant: "default",
