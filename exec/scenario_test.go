@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"strings"
 	"testing"
 
 	"spatec.dev/spatec/runs/record"
@@ -60,6 +61,14 @@ func TestJudgeAScenario(t *testing.T) {
 		if out.Verdict != record.VerdictNotRecovered || out.Held || out.FirstRowMS != nil || out.RateBackMS != nil || out.Lost != 10000 {
 			t.Errorf("verdict %s held %v first row %v rate back %v lost %d; want not-recovered, not held, neither figure, 10000 lost",
 				out.Verdict, out.Held, out.FirstRowMS, out.RateBackMS, out.Lost)
+		}
+	})
+	t.Run("every row landed before the fault ended", func(t *testing.T) {
+		outran := record.SeriesRows{OffsetsMS: []int64{0, 4000, 4500, 5000}, Landed: []int64{0, 10000, 15000, 20000}}
+		out := &record.Scenario{FaultMS: 4000, FaultEndMS: 5000, RecoveryS: 60, Guarantee: schema.AtLeastOnce}
+		judge(out, outran, 20000, 20000, 20000, true)
+		if out.FirstRowMS != nil || !strings.HasPrefix(out.Note, "every expected row had landed by the end of spatec's part of the fault") {
+			t.Errorf("first row %v, note %q; want none, and the note saying the drain outran the fault", out.FirstRowMS, out.Note)
 		}
 	})
 	t.Run("an insert completing during the fault is no recovery", func(t *testing.T) {

@@ -95,7 +95,8 @@ func (run *armRun) start(ctx context.Context) error {
 		if run.fault != nil && c.Role == schema.RoleDataPlane {
 			// As an orchestrator would start it again: in a scenario's
 			// run only, so that elsewhere a crash ends the run at once.
-			spec.Restart = plan.Entrant.Restart
+			spec.Restart = run.fault.restart
+			spec.Replaced = run.fault.sc.Action == schema.ActionDelete
 		}
 		if s.network != "" {
 			spec.NetworkAliases = []string{n}

@@ -399,6 +399,7 @@ const (
 	ActionKill         = "kill"
 	ActionPause        = "pause"
 	ActionPartition    = "partition"
+	ActionDelete       = "delete"
 )
 
 // Show says what the scenario does, in a line.
@@ -416,6 +417,8 @@ func (s Scenario) Show() string {
 		what += fmt.Sprintf(", started again after %d s", s.PauseS)
 	case s.Action == ActionKill:
 		what += ", started again by its restart policy"
+	case s.Action == ActionDelete:
+		what = "delete the arm's pod, made again by its ReplicaSet"
 	}
 	return fmt.Sprintf("%s once %.0f%% of the rows have landed; recovery bound %d s", what, s.At*100, s.RecoveryS)
 }

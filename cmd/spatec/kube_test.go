@@ -48,7 +48,8 @@ func requireCluster(t *testing.T) kubernetes.Interface {
 	return client
 }
 
-// leftInNamespace lists the pods and config maps in the namespace.
+// leftInNamespace lists the pods, ReplicaSets and config maps in the
+// namespace.
 func leftInNamespace(t *testing.T, client kubernetes.Interface) []string {
 	t.Helper()
 	ctx := context.Background()
@@ -60,9 +61,16 @@ func leftInNamespace(t *testing.T, client kubernetes.Interface) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sets, err := client.AppsV1().ReplicaSets(kubeNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var left []string
 	for _, p := range pods.Items {
 		left = append(left, "pod "+p.Name)
+	}
+	for _, rs := range sets.Items {
+		left = append(left, "replica set "+rs.Name)
 	}
 	for _, c := range cms.Items {
 		left = append(left, "config map "+c.Name)
@@ -266,6 +274,27 @@ func TestKubeScenarioDataPlaneKilled(t *testing.T) {
 	followedThrough(t, results, rec, "consumer")
 	if sc := rec.Scenario; sc.Component != "data-plane" || sc.Action != "kill" || sc.Restart != "on-failure" {
 		t.Errorf("scenario hit %s with %s, restart policy %q; want data-plane, kill, on-failure", sc.Component, sc.Action, sc.Restart)
+	}
+	if left := leftInNamespace(t, client); len(left) > 0 {
+		t.Errorf("left in namespace %s: %v", kubeNamespace, left)
+	}
+}
+
+// TestKubeScenarioPodDeleted: on k8s-pods the arm's pod is deleted a
+// third of the way through the drain, as `kubectl delete pod` does (its
+// process sent SIGTERM and given the pod's grace; the reference arm then
+// stops cleanly, exit code 0), and the ReplicaSet the arm runs under in
+// this scenario makes a new pod, with a new uid. The probe follows the set
+// to its new pod, so the series reads the arm after the fault as before
+// it and counts the pod made again; the figures and verdict are those any
+// scenario's run must give, and nothing, neither set nor pod, is left on
+// the cluster.
+func TestKubeScenarioPodDeleted(t *testing.T) {
+	client := requireCluster(t)
+	rec, results := scenarioRun(t, "k8s-pods", "data-plane-delete")
+	followedThrough(t, results, rec, "consumer")
+	if sc := rec.Scenario; sc.Component != "data-plane" || sc.Action != "delete" || sc.Restart != "always" {
+		t.Errorf("scenario hit %s with %s, restart policy %q; want data-plane, delete, always (a ReplicaSet's pods)", sc.Component, sc.Action, sc.Restart)
 	}
 	if left := leftInNamespace(t, client); len(left) > 0 {
 		t.Errorf("left in namespace %s: %v", kubeNamespace, left)

@@ -92,6 +92,16 @@ type Crasher interface {
 	Crash(ctx context.Context, c Container) error
 }
 
+// Replacer is what a failure scenario that deletes an arm's pod needs of
+// an engine: a container run under a controller (ContainerSpec.Replaced)
+// has its current instance deleted as an operator's delete would, its
+// process given its grace to stop, and the controller makes a new one.
+// The Kubernetes engine has it (a ReplicaSet's pod); it is given the
+// container as just inspected, running.
+type Replacer interface {
+	Replace(ctx context.Context, c Container) error
+}
+
 // Faults is what a failure scenario needs of an engine beyond running
 // containers: to break one mid-drain as an outage would, and to mend it.
 // The Docker engine has it; on an engine without it a scenario can only

@@ -96,6 +96,11 @@ type ContainerSpec struct {
 	// Restart is the engine's restart policy for the container ("no",
 	// "on-failure", "always"); "" is the engine's default, never.
 	Restart string
+	// Replaced runs the container under a controller that makes it again
+	// when it is deleted (a ReplicaSet on Kubernetes), for a failure
+	// scenario that deletes it (Replacer); its id then names the
+	// controller, and Inspect, Wait and Logs read its current instance.
+	Replaced bool
 	// Hosts maps host names to addresses in the container's /etc/hosts.
 	Hosts map[string]string
 	// Publish maps container ports ("8081/tcp") to host ports ("18081").
@@ -167,7 +172,8 @@ type Container struct {
 	// new process's start.
 	StartedAt  time.Time
 	FinishedAt time.Time
-	// Restarts counts the times its restart policy has started it again.
+	// Restarts counts the times its restart policy has started it again,
+	// or its controller made it again (ContainerSpec.Replaced).
 	Restarts int
 	// Resources are the caps as applied.
 	Resources   Resources
@@ -186,8 +192,8 @@ type Container struct {
 
 // PodRef locates a pod's container on its node.
 type PodRef struct {
-	// Node is the node's name.
-	Node string
+	// Name is the pod's name, and Node its node's.
+	Name, Node string
 	// UID is the pod's uid; QoS its QoS class (Guaranteed, Burstable,
 	// BestEffort), which places it in the kubelet's tree.
 	UID, QoS string

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -142,6 +143,13 @@ func (e *Engine) Create(ctx context.Context, spec engine.ContainerSpec) (engine.
 			return engine.Created{}, fmt.Errorf("creating config map %s for %s: %w", cm.Name, spec.Name, err)
 		}
 	}
+	if spec.Replaced {
+		rs := replicaSetFor(pod)
+		if _, err := e.Client.AppsV1().ReplicaSets(e.Namespace).Create(ctx, rs, metav1.CreateOptions{}); err != nil {
+			return engine.Created{}, fmt.Errorf("creating replica set %s: %w", rs.Name, err)
+		}
+		return engine.Created{ID: rs.Name}, nil
+	}
 	if _, err := e.Client.CoreV1().Pods(e.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return engine.Created{}, fmt.Errorf("creating pod %s: %w", pod.Name, err)
 	}
@@ -155,7 +163,11 @@ func (e *Engine) Start(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	var last string
-	err := e.watchPod(ctx, id, func(p *corev1.Pod) (bool, error) {
+	pod, err := e.startedPod(ctx, id)
+	if err != nil {
+		return err
+	}
+	err = e.watchPod(ctx, pod, func(p *corev1.Pod) (bool, error) {
 		if p.Status.Phase == corev1.PodFailed && len(p.Status.ContainerStatuses) == 0 {
 			return false, fmt.Errorf("pod %s failed before it started: %s: %s", id, p.Status.Reason, p.Status.Message)
 		}
@@ -183,12 +195,49 @@ func (e *Engine) Start(ctx context.Context, id string) error {
 	return err
 }
 
-// Inspect reports the pod's container as the engine's container state.
+// startedPod is the pod that id starts: itself, or a ReplicaSet's first
+// pod, once the controller has made it.
+func (e *Engine) startedPod(ctx context.Context, id string) (string, error) {
+	rs, err := e.replicaSetOf(ctx, id)
+	if err != nil || rs == nil {
+		return id, err
+	}
+	for {
+		pods, err := e.setPods(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		if p := current(pods); p != nil {
+			return p.Name, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("replica set %s made no pod within 2 minutes: does a controller manager run its ReplicaSet controller? %w", id, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Inspect reports the pod's container as the engine's container state;
+// for a ReplicaSet (engine.ContainerSpec.Replaced), its current pod's.
 func (e *Engine) Inspect(ctx context.Context, id string) (engine.Container, error) {
 	p, err := e.Client.CoreV1().Pods(e.Namespace).Get(ctx, id, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		if rs, rerr := e.replicaSet(ctx, id); rerr != nil || rs != nil {
+			if rerr != nil {
+				return engine.Container{}, rerr
+			}
+			return e.inspectSet(ctx, rs)
+		}
+	}
 	if err != nil {
 		return engine.Container{}, fmt.Errorf("reading pod %s: %w", id, err)
 	}
+	return containerOf(p, id), nil
+}
+
+// containerOf reports pod p's container as container id.
+func containerOf(p *corev1.Pod, id string) engine.Container {
 	c := engine.Container{ID: id, Name: id, Labels: spatecLabels(p.ObjectMeta), Status: "created", NetworkMode: "host"}
 	if len(p.Spec.Containers) > 0 {
 		spec := p.Spec.Containers[0]
@@ -199,7 +248,7 @@ func (e *Engine) Inspect(ctx context.Context, id string) (engine.Container, erro
 	}
 	cs := containerStatus(p)
 	if cs == nil {
-		return c, nil
+		return c
 	}
 	c.ImageID, c.Restarts = cs.ImageID, int(cs.RestartCount)
 	if spec := p.Spec.Containers; len(spec) > 0 && spec[0].ReadinessProbe != nil {
@@ -223,9 +272,9 @@ func (e *Engine) Inspect(ctx context.Context, id string) (engine.Container, erro
 	}
 	if cs.ContainerID != "" {
 		_, cid, _ := strings.Cut(cs.ContainerID, "://")
-		c.Pod = &engine.PodRef{Node: p.Spec.NodeName, UID: string(p.UID), QoS: string(p.Status.QOSClass), ContainerID: cid}
+		c.Pod = &engine.PodRef{Name: p.Name, Node: p.Spec.NodeName, UID: string(p.UID), QoS: string(p.Status.QOSClass), ContainerID: cid}
 	}
-	return c, nil
+	return c
 }
 
 // Crash kills the pod's container on its node (Kill), as a crash or the
@@ -242,8 +291,15 @@ func (e *Engine) Crash(ctx context.Context, c engine.Container) error {
 }
 
 // Wait blocks until the pod's container has ended and returns its exit
-// code.
+// code; for a ReplicaSet, its current pod's (-1 when that pod is
+// deleted).
 func (e *Engine) Wait(ctx context.Context, id string) (int, error) {
+	if rs, err := e.replicaSetOf(ctx, id); err != nil || rs != nil {
+		if err != nil {
+			return -1, err
+		}
+		return e.waitSet(ctx, id)
+	}
 	code := -1
 	err := e.watchPod(ctx, id, func(p *corev1.Pod) (bool, error) {
 		if cs := containerStatus(p); cs != nil && cs.State.Terminated != nil {
@@ -258,8 +314,19 @@ func (e *Engine) Wait(ctx context.Context, id string) (int, error) {
 	return code, err
 }
 
-// Logs returns the last lines of the container's output.
+// Logs returns the last lines of the container's output; for a
+// ReplicaSet, its newest pod's.
 func (e *Engine) Logs(ctx context.Context, id string, lines int) (string, error) {
+	if rs, err := e.replicaSetOf(ctx, id); err != nil || rs != nil {
+		if err != nil {
+			return "", err
+		}
+		pods, err := e.setPods(ctx, id)
+		if err != nil || len(pods) == 0 {
+			return "", errors.Join(err, fmt.Errorf("replica set %s has no pod to read the log of", id))
+		}
+		id = pods[0].Name
+	}
 	opts := &corev1.PodLogOptions{}
 	if lines > 0 {
 		n := int64(lines)
@@ -288,52 +355,91 @@ func (e *Engine) ReadFile(ctx context.Context, id, file string, limit int64) ([]
 // Stop deletes the pod, giving its container grace to end, and waits
 // until the API server has let go of it (the kubelet has stopped it).
 func (e *Engine) Stop(ctx context.Context, id string, grace time.Duration) error {
-	return e.deletePods(ctx, []string{id}, int64(max(1, grace.Round(time.Second)/time.Second)))
+	secs := int64(max(1, grace.Round(time.Second)/time.Second))
+	if rs, err := e.replicaSetOf(ctx, id); err != nil || rs != nil {
+		if err != nil {
+			return err
+		}
+		return e.deleteReplicaSets(ctx, []string{id}, secs)
+	}
+	return e.deletePods(ctx, []string{id}, secs)
 }
 
-// RemoveByLabel deletes every pod and config map of the namespace that
-// carries the label, and waits until the pods are gone.
+// RemoveByLabel deletes every ReplicaSet, pod and config map of the namespace
+// that carries the label, and waits until the pods are gone.
 func (e *Engine) RemoveByLabel(ctx context.Context, key, value string) error {
-	owned, err := e.ListOwned(ctx, key)
+	o, err := e.owned(ctx, key)
 	if err != nil {
 		return err
 	}
-	var pods []string
+	var pods, sets []string
 	var errs []error
-	for _, o := range owned {
-		if o.Labels[key] != value {
-			continue
-		}
-		if o.Kind == "container" {
-			pods = append(pods, o.Name)
-		} else if err := e.Client.CoreV1().ConfigMaps(e.Namespace).Delete(ctx, o.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("deleting config map %s: %w", o.Name, err))
+	for _, p := range o.pods.Items {
+		if spatecLabels(p.ObjectMeta)[key] == value && !ownedBySet(p) {
+			pods = append(pods, p.Name)
 		}
 	}
-	errs = append(errs, e.deletePods(ctx, pods, 1))
+	for _, rs := range o.sets.Items {
+		if spatecLabels(rs.ObjectMeta)[key] == value {
+			sets = append(sets, rs.Name)
+		}
+	}
+	for _, c := range o.cms.Items {
+		if spatecLabels(c.ObjectMeta)[key] != value {
+			continue
+		}
+		if err := e.Client.CoreV1().ConfigMaps(e.Namespace).Delete(ctx, c.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting config map %s: %w", c.Name, err))
+		}
+	}
+	errs = append(errs, e.deleteReplicaSets(ctx, sets, 1), e.deletePods(ctx, pods, 1))
 	return errors.Join(errs...)
 }
 
-// ListOwned lists the pods ("container") and config maps ("configmap") of
-// the namespace that carry the label key.
+// ListOwned lists the pods and ReplicaSets ("container": a set's pods
+// are its own) and config maps ("configmap") of the namespace that carry the
+// label key.
 func (e *Engine) ListOwned(ctx context.Context, key string) ([]engine.Owned, error) {
-	opts := metav1.ListOptions{LabelSelector: key}
-	pods, err := e.Client.CoreV1().Pods(e.Namespace).List(ctx, opts)
+	o, err := e.owned(ctx, key)
 	if err != nil {
-		return nil, fmt.Errorf("listing the pods labelled %s in namespace %s: %w", key, e.Namespace, err)
-	}
-	cms, err := e.Client.CoreV1().ConfigMaps(e.Namespace).List(ctx, opts)
-	if err != nil {
-		return nil, fmt.Errorf("listing the config maps labelled %s in namespace %s: %w", key, e.Namespace, err)
+		return nil, err
 	}
 	var out []engine.Owned
-	for _, p := range pods.Items {
-		out = append(out, engine.Owned{Kind: "container", ID: p.Name, Name: p.Name, Labels: spatecLabels(p.ObjectMeta), Created: p.CreationTimestamp.Time})
+	for _, p := range o.pods.Items {
+		if !ownedBySet(p) {
+			out = append(out, engine.Owned{Kind: "container", ID: p.Name, Name: p.Name, Labels: spatecLabels(p.ObjectMeta), Created: p.CreationTimestamp.Time})
+		}
 	}
-	for _, c := range cms.Items {
+	for _, rs := range o.sets.Items {
+		out = append(out, engine.Owned{Kind: "container", ID: rs.Name, Name: rs.Name, Labels: spatecLabels(rs.ObjectMeta), Created: rs.CreationTimestamp.Time})
+	}
+	for _, c := range o.cms.Items {
 		out = append(out, engine.Owned{Kind: "configmap", ID: c.Name, Name: c.Name, Labels: spatecLabels(c.ObjectMeta), Created: c.CreationTimestamp.Time})
 	}
 	return out, nil
+}
+
+// labelled are a namespace's objects that carry one label.
+type labelled struct {
+	pods *corev1.PodList
+	sets *appsv1.ReplicaSetList
+	cms  *corev1.ConfigMapList
+}
+
+func (e *Engine) owned(ctx context.Context, key string) (labelled, error) {
+	var o labelled
+	var err error
+	opts := metav1.ListOptions{LabelSelector: key}
+	if o.pods, err = e.Client.CoreV1().Pods(e.Namespace).List(ctx, opts); err != nil {
+		return o, fmt.Errorf("listing the pods labelled %s in namespace %s: %w", key, e.Namespace, err)
+	}
+	if o.sets, err = e.Client.AppsV1().ReplicaSets(e.Namespace).List(ctx, opts); err != nil {
+		return o, fmt.Errorf("listing the replica sets labelled %s in namespace %s: %w", key, e.Namespace, err)
+	}
+	if o.cms, err = e.Client.CoreV1().ConfigMaps(e.Namespace).List(ctx, opts); err != nil {
+		return o, fmt.Errorf("listing the config maps labelled %s in namespace %s: %w", key, e.Namespace, err)
+	}
+	return o, nil
 }
 
 // RunOnce runs a short-lived pod to its end and returns its exit code and

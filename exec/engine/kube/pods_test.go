@@ -36,3 +36,36 @@ func TestPodRestartPolicy(t *testing.T) {
 		t.Errorf("restart unless-stopped: %v; want it refused with the policies a pod has", err)
 	}
 }
+
+// TestReplicaSetForPod: a container run under a controller (a scenario
+// that deletes the arm's pod) is a ReplicaSet of one whose template is
+// the pod it would have been, restarting Always (a set's pods must),
+// placed by the scheduler on the pod's node (so that a new pod waits for
+// room rather than failing), selecting its pods by its own name and
+// carrying spatec's labels, which teardown and the orphan sweep find it by.
+func TestReplicaSetForPod(t *testing.T) {
+	e := &Engine{Namespace: "spatec", Place: schema.Placement{Node: "spatec-node"}}
+	spec := engine.ContainerSpec{Name: "consumer", Image: "spatec-reference:0.1.0", NetworkMode: "host", Restart: "on-failure",
+		Labels: map[string]string{"spatec.dev/run": "r1", "spatec.dev/process": "12/34"}}
+	pod, _, err := e.podFor(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := replicaSetFor(pod)
+	s := rs.Spec
+	switch {
+	case rs.Name != pod.Name || rs.Namespace != "spatec" || *s.Replicas != 1:
+		t.Errorf("replica set %s/%s of %d; want one pod, named as the pod, %s/spatec", rs.Namespace, rs.Name, *s.Replicas, pod.Name)
+	case s.Selector.MatchLabels[setLabel] != pod.Name || s.Template.Labels[setLabel] != pod.Name:
+		t.Errorf("selector %v, template labels %v; want both %s=%s", s.Selector.MatchLabels, s.Template.Labels, setLabel, pod.Name)
+	case s.Template.Spec.RestartPolicy != corev1.RestartPolicyAlways || s.Template.Spec.Containers[0].Image != spec.Image:
+		t.Errorf("template %+v; want the pod's spec, restarting Always", s.Template.Spec)
+	case s.Template.Spec.NodeName != "" || s.Template.Spec.Affinity == nil ||
+		s.Template.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0].Values[0] != "spatec-node":
+		t.Errorf("template placed on %q with affinity %+v; want the scheduler to place it on spatec-node by name", s.Template.Spec.NodeName, s.Template.Spec.Affinity)
+	case pod.Spec.RestartPolicy != corev1.RestartPolicyOnFailure:
+		t.Errorf("the pod's own restartPolicy became %s; want it left OnFailure", pod.Spec.RestartPolicy)
+	case s.Template.Labels["spatec.dev/run"] != "r1" || spatecLabels(s.Template.ObjectMeta)["spatec.dev/process"] != "12/34" || spatecLabels(rs.ObjectMeta)["spatec.dev/process"] != "12/34":
+		t.Errorf("set labels %v, template labels %v and annotations %v; want spatec's on both", rs.Labels, s.Template.Labels, s.Template.Annotations)
+	}
+}

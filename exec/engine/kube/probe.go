@@ -420,9 +420,11 @@ func (p *Probe) Kill(ctx context.Context, pod engine.PodRef) error {
 // remoteGroup is a container's group read through the probe. When the
 // pod's restartPolicy starts its container again (a failure scenario's
 // crash), the kubelet makes a new container, with a new id and group, in
-// the same pod: a reading that fails looks for it and goes on there, so
-// that the sampler follows the restart as it does on Docker and the caps
-// are held to the plan in the new group too (C6).
+// the same pod; when a Job's pod is deleted (a scenario's delete), the
+// Job makes a new pod, with a new uid too: a reading that fails looks for
+// the new one and goes on there, so that the sampler follows the restart
+// as it does on Docker and the caps are held to the plan in the new group
+// too (C6).
 type remoteGroup struct {
 	probe         *Probe
 	pod, uid, qos string
@@ -467,16 +469,16 @@ func (g *remoteGroup) follow() bool {
 	c, err := g.probe.engine.Inspect(ctx, g.pod)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if err != nil || !c.Running || c.Pod == nil || c.Pod.ContainerID == g.id {
+	if err != nil || !c.Running || c.Pod == nil || c.Pod.ContainerID == g.id || c.Pod.Node != g.probe.node {
 		return false
 	}
 	var found probe.Found
-	if err := g.probe.getJSON(ctx, probe.FindPath, map[string]string{"qos": g.qos, "uid": g.uid, "container": c.Pod.ContainerID}, &found); err != nil {
+	if err := g.probe.getJSON(ctx, probe.FindPath, map[string]string{"qos": c.Pod.QoS, "uid": c.Pod.UID, "container": c.Pod.ContainerID}, &found); err != nil {
 		return false
 	}
 	// The old container's group is gone with it; the probe lets it go.
 	_, _ = g.probe.get(ctx, probe.ClosePath, map[string]string{"uid": g.uid, "container": g.id})
-	g.id = c.Pod.ContainerID
+	g.uid, g.qos, g.id = c.Pod.UID, c.Pod.QoS, c.Pod.ContainerID
 	return true
 }
 
