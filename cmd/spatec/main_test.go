@@ -510,7 +510,8 @@ func TestPlanForKubernetes(t *testing.T) {
 	}
 	code, out, errOut = cli(t, "plan", "--env", "k8s-pods", "reference")
 	for _, want := range []string{"consumer  spatec-reference-consumer-", "  QoS Guaranteed  500m CPU\n",
-		"broker  spatec-broker  on node spatec-node  QoS Guaranteed  250m CPU", "clickhouse  spatec-clickhouse  on node spatec-node  QoS Guaranteed  250m CPU"} {
+		"broker  spatec-broker  on node spatec-node  QoS Guaranteed  250m CPU", "clickhouse  spatec-clickhouse  on node spatec-node  QoS Guaranteed  250m CPU",
+		"data-plane-delete: delete the arm's pod, made again by its ReplicaSet once 30% of the rows have landed; recovery bound 60 s"} {
 		if code != exitOK || !strings.Contains(out, want) {
 			t.Errorf("plan on k8s-pods: exit %d, no %q in\n%s%s", code, want, out, errOut)
 		}
