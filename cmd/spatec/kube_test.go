@@ -269,15 +269,7 @@ func TestKubeKilledThenRunAgain(t *testing.T) {
 // figures and verdict are those any scenario's run must give, and nothing
 // is left on the cluster.
 func TestKubeScenarioDataPlaneKilled(t *testing.T) {
-	client := requireCluster(t)
-	rec, results := scenarioRun(t, "k8s-pods", "data-plane-kill")
-	followedThrough(t, results, rec, "consumer")
-	if sc := rec.Scenario; sc.Component != "data-plane" || sc.Action != "kill" || sc.Restart != "on-failure" {
-		t.Errorf("scenario hit %s with %s, restart policy %q; want data-plane, kill, on-failure", sc.Component, sc.Action, sc.Restart)
-	}
-	if left := leftInNamespace(t, client); len(left) > 0 {
-		t.Errorf("left in namespace %s: %v", kubeNamespace, left)
-	}
+	kubeScenario(t, "data-plane-kill", "kill", "on-failure")
 }
 
 // TestKubeScenarioPodDeleted: on k8s-pods the arm's pod is deleted a
@@ -290,11 +282,20 @@ func TestKubeScenarioDataPlaneKilled(t *testing.T) {
 // scenario's run must give, and nothing, neither set nor pod, is left on
 // the cluster.
 func TestKubeScenarioPodDeleted(t *testing.T) {
+	kubeScenario(t, "data-plane-delete", "delete", "always")
+}
+
+// kubeScenario runs one of k8s-pods' scenarios on the arm's data plane and
+// checks, beside what any scenario's run must give, that the sampler
+// followed the arm through it, that the record names the action and the
+// restart policy the data plane ran with, and that nothing is left.
+func kubeScenario(t *testing.T, scenario, action, restart string) {
+	t.Helper()
 	client := requireCluster(t)
-	rec, results := scenarioRun(t, "k8s-pods", "data-plane-delete")
+	rec, results := scenarioRun(t, "k8s-pods", scenario)
 	followedThrough(t, results, rec, "consumer")
-	if sc := rec.Scenario; sc.Component != "data-plane" || sc.Action != "delete" || sc.Restart != "always" {
-		t.Errorf("scenario hit %s with %s, restart policy %q; want data-plane, delete, always (a ReplicaSet's pods)", sc.Component, sc.Action, sc.Restart)
+	if sc := rec.Scenario; sc.Component != "data-plane" || sc.Action != action || sc.Restart != restart {
+		t.Errorf("scenario hit %s with %s, restart policy %q; want data-plane, %s, %s", sc.Component, sc.Action, sc.Restart, action, restart)
 	}
 	if left := leftInNamespace(t, client); len(left) > 0 {
 		t.Errorf("left in namespace %s: %v", kubeNamespace, left)
