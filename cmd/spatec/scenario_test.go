@@ -18,16 +18,10 @@ func scenarioRun(t *testing.T, env, scenario string) (record.Record, string) {
 	e := requireContainers(t)
 	results := t.TempDir()
 	args := []string{"exec", "--env", env, "reference", "--scenario", scenario, "--results", results}
-	switch {
-	case env == "local-containers":
+	if env == "local-containers" {
 		// A third of 5,000 batches is a few seconds in: time enough
 		// before the fault and after it for every figure.
 		args = append(args, "--tree", shortDrainTree(t))
-	case scenario == "data-plane-delete":
-		// The deleted pod's successor is placed once the old one has
-		// gone, then starts: of 200,000 rows (4 s), too few would be left
-		// after it to time its recovery by.
-		args = append(args, "--tree", copyTree(t, map[string][2]string{"envs/local-containers/env.cue": {"messages:     200_000", "messages:     600_000"}}))
 	}
 	b := startCLI(t, args...)
 	code := b.wait(t)
