@@ -130,7 +130,7 @@ func TestGateStaleAndFreshCeilings(t *testing.T) {
 		}, expected: expectation{bytes: n * 200}}
 	}
 	// A 2 s drain of n rows of 200 bytes: 10 000 rows/s and msg/s.
-	drained := drainResult{want: n, drain: chstore.Drain{Want: n, Counted: true, DistinctCounted: true, Count: n, Distinct: n, Elapsed: 2 * time.Second}}
+	drained := drainResult{want: n, drained: true, drain: chstore.Drain{Want: n, Counted: true, DistinctCounted: true, Count: n, Distinct: n, Elapsed: 2 * time.Second}}
 	plan := func() *schema.Plan {
 		p := burnPlan(holdEnv(), "burn", 0.5, 64*mib)
 		p.Workload.Generator.MessageBytes = 200

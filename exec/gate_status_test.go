@@ -44,7 +44,7 @@ func measuredDrain(run *armRun, d chstore.Drain, want uint64) drainResult {
 		run.landed.OffsetsMS = append(run.landed.OffsetsMS, end)
 		run.landed.Landed = append(run.landed.Landed, int64(d.Count))
 	}
-	return drainResult{drain: d, want: want, opened: armStart.Add(500 * time.Millisecond)}
+	return drainResult{drain: d, want: want, drained: d.Distinct >= want, opened: armStart.Add(500 * time.Millisecond)}
 }
 
 func writeCeilings(t *testing.T, plan *schema.Plan, msgs, rows float64) string {
@@ -188,7 +188,7 @@ func TestBothRatesOnAKnownTimeline(t *testing.T) {
 		run.landed.Landed = append(run.landed.Landed, count)
 	}
 	d := chstore.Drain{Counted: true, DistinctCounted: true, Count: n + 5, Distinct: n, Duplicates: 5, Elapsed: 10 * time.Second, FirstRow: 2 * time.Second}
-	run.metrics(drainResult{drain: d, want: n, opened: opened})
+	run.metrics(drainResult{drain: d, want: n, drained: true, opened: opened})
 
 	m, w := run.rec.Metrics, run.rec.Run.Window
 	// In float64 arithmetic, as a reader of the record divides.
@@ -221,6 +221,23 @@ func TestBothRatesOnAKnownTimeline(t *testing.T) {
 	run.metrics(measuredDrain(run, chstore.Drain{Counted: true, DistinctCounted: true, Count: n - 1, Distinct: n - 1, Elapsed: time.Second}, n))
 	if _, ok := run.rec.Metrics[record.HarnessRowsPerS]; ok || run.rec.Run.Window.Harness != nil {
 		t.Errorf("an incomplete drain carries %v, window %+v", run.rec.Metrics[record.HarnessRowsPerS], run.rec.Run.Window.Harness)
+	}
+
+	// Nor has a drain that stalled, though the count taken once the arm
+	// had stopped holds every row: those that landed after the 15 s
+	// window are not its rows.
+	run, _ = gateRun(t)
+	stalled := measuredDrain(run, chstore.Drain{Counted: true, DistinctCounted: true, Count: n - 1, Distinct: n - 1, Elapsed: 15 * time.Second}, n)
+	stalled.drained = false
+	stalled.drain.Count, stalled.drain.Distinct = n, n
+	run.metrics(stalled)
+	for _, name := range []string{record.RowsPerS, record.MsgsPerS, record.BytesPerS, record.HarnessRowsPerS} {
+		if m, ok := run.rec.Metrics[name]; ok {
+			t.Errorf("a stalled drain carries %s %v", name, m)
+		}
+	}
+	if m := run.rec.Metrics[record.DistinctRows]; m.Value != float64(n) {
+		t.Errorf("%s %v; want the count at the end, %d", record.DistinctRows, m, n)
 	}
 }
 

@@ -91,7 +91,7 @@ func (run *armRun) metrics(res drainResult) {
 		w.OpenedAt = res.opened.UTC()
 		w.ClosedAt = w.OpenedAt.Add(d.Elapsed)
 	}
-	if window > 0 && d.DistinctCounted && d.Distinct >= res.want {
+	if window > 0 && res.drained && d.DistinctCounted && d.Distinct >= res.want {
 		msgs := float64(run.rec.Run.Dataset.Messages)
 		put(record.RowsPerS, float64(res.want)/window, "rows/s", true)
 		put(record.MsgsPerS, msgs/window, "msg/s", true)

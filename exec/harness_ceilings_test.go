@@ -328,7 +328,7 @@ func TestGateUsesImportedCeilings(t *testing.T) {
 			Metrics: map[string]record.Metric{}, Flags: []string{},
 		}, expected: expectation{bytes: messages * 4065}}
 		d := chstore.Drain{Want: rows, Counted: true, DistinctCounted: true, Count: rows, Distinct: rows, Elapsed: window}
-		err := run.gate(drainResult{want: rows, drain: d}, path)
+		err := run.gate(drainResult{want: rows, drained: true, drain: d}, path)
 		run.finish(err, time.Now())
 		return run, err
 	}

@@ -172,6 +172,11 @@ func (run *armRun) landedEarly(ctx context.Context, store *chstore.Store, want u
 type drainResult struct {
 	drain chstore.Drain
 	want  uint64
+	// drained says every row landed within the window. A drain that
+	// stalled or timed out is counted again after the arm has stopped,
+	// and that count may reach want with rows landed after the window: it
+	// gives the record's counts, never a rate over the window.
+	drained bool
 	// opened is when spatec's window opened: the drain's Elapsed and the
 	// polls' offsets (run.landed) count from it.
 	opened time.Time
@@ -313,7 +318,7 @@ func (run *armRun) drain(ctx context.Context, store *chstore.Store, want uint64)
 	// The caps as they are at the end of the window, before anything stops.
 	var planErr error
 	run.rec.Run.CgroupsEnd, planErr = caps.finish()
-	res := drainResult{drain: d, want: want, opened: winStart}
+	res := drainResult{drain: d, want: want, opened: winStart, drained: err == nil}
 
 	// Stop the arm before the last count, so its final batches are in it.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
