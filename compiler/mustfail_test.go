@@ -383,7 +383,7 @@ var mustFails = []mustFail{
 		env: "k8s-single", entrant: "reference", rule: "C6", lineInFile: referenceFile, line: "cpus:   envelope.cpus",
 		message: "reference:default on k8s-single: container consumer has 0.50 CPUs; k8s-single runs on Kubernetes with exclusive cores (the kubelet's static CPU manager), which a container gets only with whole CPUs in a Guaranteed pod"},
 	{name: "C6 a volume on Kubernetes", file: referenceFile,
-		old: `image: "spatec-reference:0.1.0"`, new: `image: "spatec-reference:0.1.0"` + "\n\t\tvolumes: \"/scratch\": \"scratch\"",
+		old: `image: "spatec-reference:0.1.1"`, new: `image: "spatec-reference:0.1.1"` + "\n\t\tvolumes: \"/scratch\": \"scratch\"",
 		env: "k8s-single", entrant: "reference", rule: "C6",
 		message: "reference:default on k8s-single: container consumer mounts volume scratch at /scratch; k8s-single runs on Kubernetes, whose pods share no volume spatec makes, so it could not be applied as written",
 		line:    `volumes: "/scratch": "scratch"`},

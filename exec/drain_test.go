@@ -95,7 +95,7 @@ func TestDrainReferenceArm(t *testing.T) {
 		if rec.Run.Dataset.Messages != env.Workloads[jsonRows].Messages || rec.Run.Dataset.ExpectedRows != int64(want) {
 			t.Errorf("rep %d: run.dataset = %+v", rep, rec.Run.Dataset)
 		}
-		if rec.SUT.Version != "0.1.0" || len(rec.SUT.Containers) != 1 || rec.SUT.Containers[0].ImageDigest == "" {
+		if rec.SUT.Version != "0.1.1" || len(rec.SUT.Containers) != 1 || rec.SUT.Containers[0].ImageDigest == "" {
 			t.Errorf("rep %d: sut = %+v; want version 0.1.0 and the image digest", rep, rec.SUT)
 		}
 		if _, ok := rec.Run.Cgroups["consumer"]["memory.limit_in_bytes"]; !ok {

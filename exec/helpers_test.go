@@ -225,7 +225,7 @@ func referencePlan(env schema.Environment, entrant string) *schema.Plan {
 			Description: "spatec's Go reference consumer",
 			Supports:    []string{env.Name},
 			Version: schema.Version{
-				Pin: "0.1.0", Container: "consumer",
+				Pin: "0.1.1", Container: "consumer",
 				Command: []string{"/spatec-reference", "-version"}, Match: `^spatec-reference ([0-9.]+)`,
 			},
 			Knobs: map[string]schema.Knob{
@@ -235,7 +235,7 @@ func referencePlan(env schema.Environment, entrant string) *schema.Plan {
 			Containers: map[string]schema.Container{
 				"consumer": {
 					Role:       schema.RoleDataPlane,
-					Image:      "spatec-reference:0.1.0",
+					Image:      "spatec-reference:0.1.1",
 					Build:      &schema.Build{Program: "./cmd/spatec-reference"},
 					Runtime:    "go",
 					Entrypoint: []string{"/spatec-reference"},

@@ -28,7 +28,9 @@
 // duplicates, which the harness counts.
 //
 // It does not know the expected row count: it runs until SIGTERM or
-// SIGINT and then exits 0.
+// SIGINT, then inserts what it holds, commits its offsets (within
+// stop-grace) and exits 0. Stopped so, it writes no row twice when started
+// again; killed, it writes again what it had inserted and not committed.
 //
 // Configuration comes from flags, or from the environment variables named
 // in each flag's help; a flag given on the command line wins.
@@ -51,7 +53,7 @@ import (
 )
 
 // version is what -version prints; the entrant pins it (C16).
-const version = "0.1.0"
+const version = "0.1.1"
 
 // config is the arm's whole configuration.
 type config struct {
@@ -66,6 +68,9 @@ type config struct {
 	Consumers     int
 	BatchRows     int
 	FlushInterval time.Duration
+	// StopGrace bounds a clean stop: after SIGTERM, the time to insert
+	// the rows held and commit their offsets.
+	StopGrace time.Duration
 	// Workload is the workload the arm drains: json-rows, or
 	// sensor-batch with Registry, the schema registry's URL, and the
 	// transform's parameters.
@@ -169,6 +174,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.IntVar(&cfg.Consumers, "consumers", envInt("SPATEC_CONSUMERS", 1), "consumer parallelism, the topic's partition count (SPATEC_CONSUMERS)")
 	fs.IntVar(&cfg.BatchRows, "batch-rows", envInt("SPATEC_BATCH_ROWS", 100_000), "rows per insert (SPATEC_BATCH_ROWS)")
 	fs.DurationVar(&cfg.FlushInterval, "flush-interval", envDuration("SPATEC_FLUSH_INTERVAL", 500*time.Millisecond), "insert a partial batch this long after its first row (SPATEC_FLUSH_INTERVAL)")
+	fs.DurationVar(&cfg.StopGrace, "stop-grace", envDuration("SPATEC_STOP_GRACE", 5*time.Second), "after SIGTERM, how long to insert the rows held and commit their offsets (SPATEC_STOP_GRACE)")
 	fs.StringVar(&cfg.Workload, "workload", env("SPATEC_WORKLOAD", "json-rows"), "the workload: json-rows or sensor-batch (SPATEC_WORKLOAD)")
 	fs.StringVar(&cfg.Registry, "registry", env("SPATEC_REGISTRY", ""), "the schema registry's URL, for sensor-batch (SPATEC_REGISTRY)")
 	fs.StringVar(&cfg.DropUnit, "drop-unit", env("SPATEC_DROP_UNIT", ""), "the unit whose readings the transform drops, for sensor-batch (SPATEC_DROP_UNIT)")
@@ -209,6 +215,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if cfg.FlushInterval <= 0 {
 		errs = append(errs, fmt.Errorf("flush interval is %v; it must be positive", cfg.FlushInterval))
+	}
+	if cfg.StopGrace < 0 {
+		errs = append(errs, fmt.Errorf("stop grace is %v; it must not be negative", cfg.StopGrace))
 	}
 	switch cfg.Workload {
 	case "json-rows":

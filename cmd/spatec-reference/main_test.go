@@ -62,7 +62,7 @@ func TestConfigComesFromEnvironmentAndFlags(t *testing.T) {
 	want := config{
 		Brokers: []string{"a:9092", "b:9092"}, Topic: "events", Group: "g1", ClickHouse: "ch:9000",
 		Database: "spatec", User: "default", Table: "spatec.events", Consumers: 4, BatchRows: 5000,
-		FlushInterval: 250 * time.Millisecond, Workload: "json-rows",
+		FlushInterval: 250 * time.Millisecond, StopGrace: 5 * time.Second, Workload: "json-rows",
 	}
 	if fmt.Sprint(cfg) != fmt.Sprint(want) {
 		t.Fatalf("config is %+v, want %+v (the flag overriding SPATEC_CONSUMERS)", cfg, want)
@@ -172,7 +172,46 @@ func setup(t testing.TB, ctx context.Context, spec jsonrows.Spec, partitions int
 	return emb, store, config{
 		Brokers: emb.Addrs(), Topic: "events", Group: "reference-test", ClickHouse: clickhouseAddr(),
 		Database: db, User: "default", Table: "events", Consumers: partitions, BatchRows: 4000,
-		FlushInterval: 200 * time.Millisecond, Workload: "json-rows",
+		FlushInterval: 200 * time.Millisecond, StopGrace: 5 * time.Second, Workload: "json-rows",
+	}
+}
+
+// TestACleanStopWritesNothingTwice stops the arm three times mid-drain,
+// as SIGTERM does, and starts it again each time: every stop lands while
+// inserts are under way, and each must finish its inserts and commit
+// their offsets, so that the table ends with every row once.
+func TestACleanStopWritesNothingTwice(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	const partitions = 4
+	spec := jsonrows.Spec{Dataset: "v1", Messages: 150_000, EventsPerMessage: 2, MessageBytes: 300}
+	_, store, cfg := setup(t, ctx, spec, partitions)
+	cfg.BatchRows = 2_000 // many inserts: a stop is likely to come during one
+	n := uint64(spec.Rows())
+	for i := range 3 {
+		// Each start drains a fifth of the rows before its stop.
+		stop := startArm(t, ctx, cfg)
+		for landed := uint64(0); landed < uint64(i+1)*n/5; time.Sleep(10 * time.Millisecond) {
+			var err error
+			if landed, _, err = store.Counts(ctx, "events", "id"); err != nil {
+				t.Fatalf("before stop %d: %v", i+1, err)
+			}
+		}
+		stop()
+		count, distinct, err := store.Counts(ctx, "events", "id")
+		if err != nil || count != distinct {
+			t.Fatalf("after stop %d: %d rows, %d distinct (err %v); want none twice", i+1, count, distinct, err)
+		}
+		t.Logf("stop %d at %d of %d rows", i+1, count, n)
+	}
+	stop := startArm(t, ctx, cfg)
+	defer stop()
+	d, err := store.WaitDrained(ctx, "events", n, chstore.DrainOptions{Timeout: 45 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Count != n || d.Duplicates != 0 {
+		t.Fatalf("the drain ended with %d rows, %d distinct; want each of the %d once", d.Count, d.Distinct, n)
 	}
 }
 

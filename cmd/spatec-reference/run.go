@@ -22,6 +22,13 @@ import (
 // normal way to stop and returns nil. It returns an error only for what a
 // retry cannot fix: bad configuration found at start, or a message that is
 // not the corpus format.
+//
+// Stopping is clean: each worker stops polling, inserts the rows it holds
+// and commits their offsets, given cfg.StopGrace after ctx ends to do so.
+// An insert under way when the stop came is finished, not abandoned: a
+// client that gives up on an insert the server has taken leaves its rows
+// landed and their offsets uncommitted, and the next start writes them
+// twice.
 func run(ctx context.Context, cfg config, logger *log.Logger) error {
 	admCl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...))
 	if err != nil {
@@ -89,6 +96,11 @@ func run(ctx context.Context, cfg config, logger *log.Logger) error {
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	// io is what the workers' inserts and commits run under: it ends
+	// StopGrace after ctx does.
+	io, endIO := context.WithCancel(context.WithoutCancel(ctx))
+	defer endIO()
+	defer context.AfterFunc(ctx, func() { time.AfterFunc(cfg.StopGrace, endIO) })()
 	var wg sync.WaitGroup
 	for w := 0; w < cfg.Consumers; w++ {
 		own := map[int32]kgo.Offset{}
@@ -104,7 +116,7 @@ func run(ctx context.Context, cfg config, logger *log.Logger) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := wk.run(ctx); err != nil {
+			if err := wk.run(ctx, io); err != nil {
 				cancel(err)
 			}
 		}()
@@ -163,7 +175,10 @@ type worker struct {
 	inserted  int64
 }
 
-func (w *worker) run(ctx context.Context) error {
+// run polls until stop ends, then inserts what it holds (finish); every
+// insert, commit and schema lookup runs under io, which outlives stop by
+// the arm's grace.
+func (w *worker) run(stop, io context.Context) error {
 	cl, err := kgo.NewClient(
 		kgo.SeedBrokers(w.cfg.Brokers...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{w.cfg.Topic: w.partitions}),
@@ -182,16 +197,18 @@ func (w *worker) run(ctx context.Context) error {
 	w.perRecord = 1
 
 	for {
-		pollCtx, cancel := ctx, context.CancelFunc(func() {})
+		pollCtx, cancel := stop, context.CancelFunc(func() {})
 		if w.rows.len() > 0 {
-			pollCtx, cancel = context.WithDeadline(ctx, w.firstAt.Add(w.cfg.FlushInterval))
+			pollCtx, cancel = context.WithDeadline(stop, w.firstAt.Add(w.cfg.FlushInterval))
 		}
 		// Ask for about as many records as the batch has room for rows.
 		want := max((w.cfg.BatchRows-w.rows.len())/w.perRecord, 1)
 		fetches := cl.PollRecords(pollCtx, want)
 		cancel()
-		if ctx.Err() != nil {
-			return nil
+		if stop.Err() != nil {
+			// What this poll returned is neither inserted nor
+			// committed: the next start reads it again.
+			return w.finish(io)
 		}
 		var fetchErr error
 		fetches.EachError(func(topic string, p int32, err error) {
@@ -207,8 +224,8 @@ func (w *worker) run(ctx context.Context) error {
 				// Nothing came with the error: pause rather than spin.
 				select {
 				case <-time.After(200 * time.Millisecond):
-				case <-ctx.Done():
-					return nil
+				case <-stop.Done():
+					return w.finish(io)
 				}
 			}
 		}
@@ -220,7 +237,7 @@ func (w *worker) run(ctx context.Context) error {
 			if w.rows.len() == 0 {
 				w.firstAt = time.Now()
 			}
-			n, err := w.rows.add(ctx, r.Value)
+			n, err := w.rows.add(io, r.Value)
 			if err != nil {
 				decodeErr = fmt.Errorf("worker %d: partition %d offset %d: %w", w.id, r.Partition, r.Offset, err)
 				return
@@ -232,14 +249,38 @@ func (w *worker) run(ctx context.Context) error {
 			return decodeErr
 		}
 		if w.rows.len() >= w.cfg.BatchRows || (w.rows.len() > 0 && !time.Now().Before(w.firstAt.Add(w.cfg.FlushInterval))) {
-			if err := w.flush(ctx); err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return err
+			if err := w.flush(io); err != nil {
+				return w.gaveUp(err)
 			}
 		}
 	}
+}
+
+// finish is the worker's clean stop: the rows it holds inserted, and
+// every offset it owes committed.
+func (w *worker) finish(io context.Context) error {
+	if w.rows.len() > 0 {
+		if err := w.flush(io); err != nil {
+			return w.gaveUp(err)
+		}
+	}
+	if len(w.next) > 0 {
+		// A commit that failed after its insert landed.
+		if err := w.commit(io); err != nil {
+			w.logger.Printf("worker %d: stopped with offsets of landed rows not committed: the next start writes them again: %v", w.id, err)
+		}
+	}
+	return nil
+}
+
+// gaveUp says why a flush ended: the grace after a stop ran out (a clean
+// stop, whose rows the next start reads again), or anything else.
+func (w *worker) gaveUp(err error) error {
+	if errors.Is(err, context.Canceled) {
+		w.logger.Printf("worker %d: the stop's grace of %v ran out with %d rows not inserted; their offsets are not committed, so the next start reads them again", w.id, w.cfg.StopGrace, w.rows.len())
+		return nil
+	}
+	return err
 }
 
 // flush inserts the batch, retrying until it lands or ctx ends, then
@@ -264,19 +305,25 @@ func (w *worker) flush(ctx context.Context) error {
 	}
 	w.inserted += int64(w.rows.len())
 	w.rows.reset()
-	resp, err := w.adm.CommitOffsets(ctx, w.cfg.Group, w.next)
-	if err == nil {
-		err = resp.Error()
-	}
-	switch {
-	case err == nil:
-		w.next = kadm.Offsets{}
-	case ctx.Err() == nil:
+	if err := w.commit(ctx); err != nil && ctx.Err() == nil {
 		// The rows are in; the offsets stay pending for the next commit,
 		// and a restart before it re-inserts them (at-least-once).
 		w.logger.Printf("worker %d: committing offsets to group %s: %v", w.id, w.cfg.Group, err)
 	}
 	return nil
+}
+
+// commit commits the offsets after the rows inserted so far; on failure
+// they stay pending for the next commit.
+func (w *worker) commit(ctx context.Context) error {
+	resp, err := w.adm.CommitOffsets(ctx, w.cfg.Group, w.next)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err == nil {
+		w.next = kadm.Offsets{}
+	}
+	return err
 }
 
 // batch is a worker's rows waiting for their insert: it decodes messages

@@ -78,8 +78,8 @@ func TestLocalContainersRunsBothWorkloads(t *testing.T) {
 		rows              float64
 	}{
 		"clickhouse-kafka-engine:default": {"json-rows", "18.16.1", 200_000},
-		"reference:json-rows":             {"json-rows", "0.1.0", 200_000},
-		"reference:default":               {"sensor-batch", "0.1.0", 1_470_000},
+		"reference:json-rows":             {"json-rows", "0.1.1", 200_000},
+		"reference:default":               {"sensor-batch", "0.1.1", 1_470_000},
 		"flink:default":                   {"sensor-batch", "2.2.1", 1_470_000},
 	} {
 		recs := byVariant[arm]
@@ -159,7 +159,7 @@ func TestLocalContainersRunsBothWorkloads(t *testing.T) {
 	for i, rec := range byVariant["spate:native"] {
 		if rec.Status != record.StatusFailed || !strings.Contains(rec.Note, "exited during the drain") ||
 			!strings.Contains(rec.Note, "Unknown identifier: position") || !strings.Contains(rec.Note, "0 distinct rows of 1470000 landed") ||
-			rec.SUT.Version != "0.1.0" {
+			rec.SUT.Version != "0.1.1" {
 			t.Errorf("spate record %d: status %s, version %q, note %q; want failed with ClickHouse's own message", i, rec.Status, rec.SUT.Version, rec.Note)
 		}
 	}

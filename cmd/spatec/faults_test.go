@@ -427,7 +427,7 @@ func TestFaultArmOOMKilled(t *testing.T) {
 func TestFaultImageTagMoved(t *testing.T) {
 	e := requireContainers(t)
 	results := t.TempDir()
-	const tag = "spatec-reference:0.1.0"
+	const tag = "spatec-reference:0.1.1"
 	b := startCLI(t, "exec", "--tree", shortDrainTree(t), "--env", "local-containers", "reference", "--results", results)
 	b.waitFor(t, "phase=prefill", 5*time.Minute)
 	docker := func(args ...string) string {

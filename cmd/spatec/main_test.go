@@ -225,7 +225,7 @@ func TestExecLocalReference(t *testing.T) {
 		if rec.Metrics[record.DataPlaneCoresUsed].Value <= 0 || rec.Metrics[record.PeakAnonBytes].Value <= 0 {
 			t.Errorf("record %d: nothing measured: %+v", i, rec.Metrics)
 		}
-		if len(rec.Run.Cgroups["consumer"]) == 0 || rec.SUT.Version != "0.1.0" {
+		if len(rec.Run.Cgroups["consumer"]) == 0 || rec.SUT.Version != "0.1.1" {
 			t.Errorf("record %d: provenance incomplete: cgroups %v, version %q", i, rec.Run.Cgroups, rec.SUT.Version)
 		}
 		// The window over time is kept beside the log: every reading of
@@ -408,10 +408,10 @@ func TestFaultReviewedPlanProgramChanged(t *testing.T) {
 	}
 	code, out, errOut := cli(t, "plan", "--tree", tree, "--env", "local", "-o", "json", "reference")
 	var doc schema.Document
-	if code != exitOK || json.Unmarshal([]byte(out), &doc) != nil || !strings.HasPrefix(doc.Plan.Sources["spatec-reference:0.1.0"], "sha256:") {
+	if code != exitOK || json.Unmarshal([]byte(out), &doc) != nil || !strings.HasPrefix(doc.Plan.Sources["spatec-reference:0.1.1"], "sha256:") {
 		t.Fatalf("plan: exit %d, sources %v\n%s", code, doc.Plan.Sources, errOut)
 	}
-	planned := doc.Plan.Sources["spatec-reference:0.1.0"]
+	planned := doc.Plan.Sources["spatec-reference:0.1.1"]
 	dir := t.TempDir()
 	write := func(name string, d schema.Document) string {
 		b, err := json.Marshal(d)
@@ -434,7 +434,7 @@ func TestFaultReviewedPlanProgramChanged(t *testing.T) {
 	f.Close()
 
 	code, _, errOut = cli(t, "exec", "--tree", tree, reviewed, "--results", t.TempDir())
-	want := "REFUSED: C16: image spatec-reference:0.1.0 was planned from sources " + planned + ", and this tree gives sha256:"
+	want := "REFUSED: C16: image spatec-reference:0.1.1 was planned from sources " + planned + ", and this tree gives sha256:"
 	if code != exitRefused || !strings.Contains(errOut, want) ||
 		!strings.Contains(errOut, "the Go program ./cmd/spatec-reference (or a package of this module it imports) changed since the plan was made") ||
 		strings.Contains(errOut, "phase=infra") {
@@ -446,7 +446,7 @@ func TestFaultReviewedPlanProgramChanged(t *testing.T) {
 	doc.Plan.Sources = nil
 	unpinned := write("unpinned.json", schema.NewDocument(doc.Plan))
 	code, _, errOut = cli(t, "exec", "--tree", tree, unpinned, "--results", t.TempDir())
-	if want := "REFUSED: reference rep 1: C16: the plan pins no sources for image spatec-reference:0.1.0, which spatec builds from this tree"; code != exitRefused || !strings.Contains(errOut, want) {
+	if want := "REFUSED: reference rep 1: C16: the plan pins no sources for image spatec-reference:0.1.1, which spatec builds from this tree"; code != exitRefused || !strings.Contains(errOut, want) {
 		t.Errorf("a reviewed plan without sources: exit %d; want %d saying %q:\n%s", code, exitRefused, want, errOut)
 	}
 	assertNothingLeft(t)

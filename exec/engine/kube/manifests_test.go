@@ -13,7 +13,7 @@ import (
 
 func kubePlan(cpus float64, jvm bool) *schema.Plan {
 	c := schema.Container{
-		Role: "data-plane", Image: "spatec-reference:0.1.0", Entrypoint: []string{"/spatec-reference"},
+		Role: "data-plane", Image: "spatec-reference:0.1.1", Entrypoint: []string{"/spatec-reference"},
 		CPUs: cpus, Memory: 1 << 30, MemorySwap: 1 << 30,
 		Environment: map[string]string{"SPATEC_TOPIC": "spatec-events"},
 		Files:       map[string]string{"/etc/app/app.conf": "a=1\n", "/etc/app/other.conf": "b=2\n"},

@@ -23,7 +23,7 @@ func TestPodRestartPolicy(t *testing.T) {
 		"on-failure": corev1.RestartPolicyOnFailure,
 		"always":     corev1.RestartPolicyAlways,
 	} {
-		pod, _, err := e.podFor(engine.ContainerSpec{Name: "consumer", Image: "spatec-reference:0.1.0", NetworkMode: "host", Restart: restart})
+		pod, _, err := e.podFor(engine.ContainerSpec{Name: "consumer", Image: "spatec-reference:0.1.1", NetworkMode: "host", Restart: restart})
 		if err != nil {
 			t.Fatalf("restart %q: %v", restart, err)
 		}
@@ -31,7 +31,7 @@ func TestPodRestartPolicy(t *testing.T) {
 			t.Errorf("restart %q: the pod's restartPolicy is %s; want %s", restart, pod.Spec.RestartPolicy, want)
 		}
 	}
-	_, _, err := e.podFor(engine.ContainerSpec{Name: "consumer", Image: "spatec-reference:0.1.0", NetworkMode: "host", Restart: "unless-stopped"})
+	_, _, err := e.podFor(engine.ContainerSpec{Name: "consumer", Image: "spatec-reference:0.1.1", NetworkMode: "host", Restart: "unless-stopped"})
 	if err == nil || !strings.Contains(err.Error(), `restart policy "unless-stopped" is not one a pod has ("no", "on-failure", "always")`) {
 		t.Errorf("restart unless-stopped: %v; want it refused with the policies a pod has", err)
 	}
@@ -45,7 +45,7 @@ func TestPodRestartPolicy(t *testing.T) {
 // carrying spatec's labels, which teardown and the orphan sweep find it by.
 func TestReplicaSetForPod(t *testing.T) {
 	e := &Engine{Namespace: "spatec", Place: schema.Placement{Node: "spatec-node"}}
-	spec := engine.ContainerSpec{Name: "consumer", Image: "spatec-reference:0.1.0", NetworkMode: "host", Restart: "on-failure",
+	spec := engine.ContainerSpec{Name: "consumer", Image: "spatec-reference:0.1.1", NetworkMode: "host", Restart: "on-failure",
 		Labels: map[string]string{"spatec.dev/run": "r1", "spatec.dev/process": "12/34"}}
 	pod, _, err := e.podFor(spec)
 	if err != nil {
