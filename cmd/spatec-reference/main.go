@@ -174,7 +174,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.IntVar(&cfg.Consumers, "consumers", envInt("SPATEC_CONSUMERS", 1), "consumer parallelism, the topic's partition count (SPATEC_CONSUMERS)")
 	fs.IntVar(&cfg.BatchRows, "batch-rows", envInt("SPATEC_BATCH_ROWS", 100_000), "rows per insert (SPATEC_BATCH_ROWS)")
 	fs.DurationVar(&cfg.FlushInterval, "flush-interval", envDuration("SPATEC_FLUSH_INTERVAL", 500*time.Millisecond), "insert a partial batch this long after its first row (SPATEC_FLUSH_INTERVAL)")
-	fs.DurationVar(&cfg.StopGrace, "stop-grace", envDuration("SPATEC_STOP_GRACE", 5*time.Second), "after SIGTERM, how long to insert the rows held and commit their offsets (SPATEC_STOP_GRACE)")
+	fs.DurationVar(&cfg.StopGrace, "stop-grace", envDuration("SPATEC_STOP_GRACE", 3*time.Second), "after SIGTERM, how long to insert the rows held and commit their offsets (SPATEC_STOP_GRACE)")
 	fs.StringVar(&cfg.Workload, "workload", env("SPATEC_WORKLOAD", "json-rows"), "the workload: json-rows or sensor-batch (SPATEC_WORKLOAD)")
 	fs.StringVar(&cfg.Registry, "registry", env("SPATEC_REGISTRY", ""), "the schema registry's URL, for sensor-batch (SPATEC_REGISTRY)")
 	fs.StringVar(&cfg.DropUnit, "drop-unit", env("SPATEC_DROP_UNIT", ""), "the unit whose readings the transform drops, for sensor-batch (SPATEC_DROP_UNIT)")

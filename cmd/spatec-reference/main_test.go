@@ -62,7 +62,7 @@ func TestConfigComesFromEnvironmentAndFlags(t *testing.T) {
 	want := config{
 		Brokers: []string{"a:9092", "b:9092"}, Topic: "events", Group: "g1", ClickHouse: "ch:9000",
 		Database: "spatec", User: "default", Table: "spatec.events", Consumers: 4, BatchRows: 5000,
-		FlushInterval: 250 * time.Millisecond, StopGrace: 5 * time.Second, Workload: "json-rows",
+		FlushInterval: 250 * time.Millisecond, StopGrace: 3 * time.Second, Workload: "json-rows",
 	}
 	if fmt.Sprint(cfg) != fmt.Sprint(want) {
 		t.Fatalf("config is %+v, want %+v (the flag overriding SPATEC_CONSUMERS)", cfg, want)

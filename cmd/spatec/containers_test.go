@@ -159,7 +159,7 @@ func TestLocalContainersRunsBothWorkloads(t *testing.T) {
 	for i, rec := range byVariant["spate:native"] {
 		if rec.Status != record.StatusFailed || !strings.Contains(rec.Note, "exited during the drain") ||
 			!strings.Contains(rec.Note, "Unknown identifier: position") || !strings.Contains(rec.Note, "0 distinct rows of 1470000 landed") ||
-			rec.SUT.Version != "0.1.1" {
+			rec.SUT.Version != "0.1.0" {
 			t.Errorf("spate record %d: status %s, version %q, note %q; want failed with ClickHouse's own message", i, rec.Status, rec.SUT.Version, rec.Note)
 		}
 	}
