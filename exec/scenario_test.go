@@ -67,8 +67,23 @@ func TestJudgeAScenario(t *testing.T) {
 		outran := record.SeriesRows{OffsetsMS: []int64{0, 4000, 4500, 5000}, Landed: []int64{0, 10000, 15000, 20000}}
 		out := &record.Scenario{FaultMS: 4000, FaultEndMS: 5000, RecoveryS: 60, Guarantee: schema.AtLeastOnce}
 		judge(out, outran, 20000, 20000, 20000, true)
-		if out.FirstRowMS != nil || !strings.HasPrefix(out.Note, "every expected row had landed by the end of spatec's part of the fault") {
-			t.Errorf("first row %v, note %q; want none, and the note saying the drain outran the fault", out.FirstRowMS, out.Note)
+		if out.FirstRowMS != nil || !out.Outran || !strings.HasPrefix(out.Note, "every expected row had landed by the end of spatec's part of the fault") {
+			t.Errorf("first row %v, outran %v, note %q; want none, and the note saying the drain outran the fault", out.FirstRowMS, out.Outran, out.Note)
+		}
+		// The arm was seen running again within its bound, and every row
+		// landed once: it recovered, untimed.
+		if out.Verdict != record.VerdictRecovered || !out.Held {
+			t.Errorf("verdict %s, held %v; want recovered, within at-least-once", out.Verdict, out.Held)
+		}
+		if note := scenarioNote(out); !strings.Contains(note, "recovered, within its declared at-least-once guarantee; its recovery not timed; 0 rows lost, 0 written twice") {
+			t.Errorf("note %q; want it to say the recovery was not timed", note)
+		}
+		// Seen running again only at the bound: every row in by then
+		// may be inserts the old process had sent, so no recovery.
+		out = &record.Scenario{FaultMS: 4000, FaultEndMS: 64000, RecoveryS: 60, Guarantee: schema.AtLeastOnce}
+		judge(out, outran, 20000, 20000, 20000, true)
+		if out.Outran || out.Verdict != record.VerdictNotRecovered {
+			t.Errorf("outran %v, verdict %s; want not-recovered, not outran, when the bound ended the fault", out.Outran, out.Verdict)
 		}
 	})
 	t.Run("an insert completing during the fault is no recovery", func(t *testing.T) {

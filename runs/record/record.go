@@ -245,6 +245,11 @@ type Scenario struct {
 	RateBackMS *int64  `json:"rate_back_after_fault_ms,omitempty"`
 	RateSpanMS int64   `json:"rate_span_ms"`
 	RateShare  float64 `json:"rate_share"`
+	// Outran says every expected row had landed by FaultEndMS, with the
+	// arm seen running again within the bound: the drain ended before a
+	// recovery could be timed, so FirstRowMS and RateBackMS are absent
+	// for that reason, and the verdict comes from the counts alone.
+	Outran bool `json:"outran,omitempty"`
 	// PreFaultRowsPerS is the run's rate by the fault: the rows landed
 	// then over the window until then, as the run's own rate is measured.
 	PreFaultRowsPerS float64 `json:"pre_fault_rows_per_s"`
@@ -531,6 +536,8 @@ func (r *Record) Check() []string {
 			add("scenario.verdict %q is not one of recovered, recovered-with-duplicates, recovered-with-loss, not-recovered, not-injected", sc.Verdict)
 		case sc.Injected && sc.FaultEndMS < sc.FaultMS:
 			add("scenario.fault_end_ms %d is before fault_ms %d", sc.FaultEndMS, sc.FaultMS)
+		case sc.Outran && (sc.FirstRowMS != nil || sc.RateBackMS != nil):
+			add("scenario.outran says no recovery was timed, yet first_row_after_fault_ms or rate_back_after_fault_ms is set")
 		case r.SUT.Footprint != nil:
 			add("a record is a scenario's run or a footprint point, not both")
 		}

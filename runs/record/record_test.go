@@ -286,3 +286,17 @@ func TestFootprintPointSaysWhereItStood(t *testing.T) {
 		t.Errorf("Check = %s", got)
 	}
 }
+
+func TestAScenarioSaysWhatItTimed(t *testing.T) {
+	rec := sample(t)
+	first := int64(1700)
+	rec.Scenario = &Scenario{Name: "data-plane-delete", Component: "data-plane", Action: "delete", At: 0.33, RecoveryS: 60,
+		Injected: true, FaultMS: 2000, FaultEndMS: 4000, Verdict: VerdictRecovered, Held: true, FirstRowMS: &first}
+	if msgs := rec.Check(); len(msgs) != 0 {
+		t.Errorf("a scenario's run: %v", msgs)
+	}
+	rec.Scenario.Outran = true
+	if got := strings.Join(rec.Check(), "; "); got != "scenario.outran says no recovery was timed, yet first_row_after_fault_ms or rate_back_after_fault_ms is set" {
+		t.Errorf("Check = %s", got)
+	}
+}
