@@ -295,7 +295,7 @@ func kubeScenario(t *testing.T, scenario, action, restart string) {
 	rec, results := scenarioRun(t, "k8s-pods", scenario)
 	if rec.Scenario.Outran {
 		// Every row landed before the new pod's status reached the API
-		// server (two runs in five of the delete here): the window
+		// server (two runs in six of the delete here): the window
 		// closed before there was a new container to read, and the
 		// record says the recovery was not timed.
 		t.Logf("the drain outran the fault: no reading after it to check")
