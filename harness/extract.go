@@ -64,8 +64,15 @@ func Extract(fsys fs.FS) ([]Fact, error) {
 		}
 		root := path.Join("entrants", arm.Name())
 		err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
+			if err != nil {
 				return err
+			}
+			// An arm's tests hold no setting of the arm.
+			if d.IsDir() && (d.Name() == "tests" || p == path.Join(root, "src", "test")) {
+				return fs.SkipDir
+			}
+			if d.IsDir() {
+				return nil
 			}
 			fs, err := extractFile(fsys, arm.Name(), p)
 			facts = append(facts, fs...)
