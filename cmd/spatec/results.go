@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"spatec.dev/spatec/harness"
 	"spatec.dev/spatec/runs/interop"
 	"spatec.dev/spatec/runs/record"
 	"spatec.dev/spatec/runs/report"
@@ -73,6 +74,9 @@ func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if len(paths) == 0 {
 		paths = []string{"results"}
 	}
+	// The harness's host has figures to show before spatec has any
+	// records there: a checkout without results still reports them.
+	none := len(args) == 0 && *env == harness.PublishedEnv && !exists(paths[0])
 	var read []*interop.Profile
 	for _, path := range profiles {
 		p, err := interop.ReadProfile(path)
@@ -84,9 +88,20 @@ func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	prepareReadHeap()
 	h := &harnessReading{profiles: read, used: map[*interop.Profile]bool{}}
 	envs := &envFacts{tree: *tree}
-	rep, problems, err := report.Load(paths, report.Options{Env: *env, Baseline: *baseline, Knee: *knee, Foreign: h.read, SpatecFacts: envs.facts})
-	if err != nil {
-		return err
+	rep, problems := report.NoRecords(*env), []record.Problem(nil)
+	if !none {
+		rep, problems, err = report.Load(paths, report.Options{Env: *env, Baseline: *baseline, Knee: *knee, Foreign: h.read, SpatecFacts: envs.facts})
+		if err != nil {
+			return err
+		}
+	}
+	if showsPublished(*env, rep) {
+		p, err := publishedBeside(*tree)
+		if err != nil {
+			fmt.Fprintf(stderr, "spatec report: the public harness's published figures are not shown: %v\n", err)
+		} else {
+			rep.SetPublished(p)
+		}
 	}
 	if envs.err != nil {
 		fmt.Fprintf(stderr, "spatec report: the tree's environments were not read (%v): the facts of spatec's records are their own alone\n", envs.err)
@@ -127,6 +142,12 @@ func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) error
 		return problemsError{len(problems)}
 	}
 	return nil
+}
+
+// exists says whether path names anything.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // harnessReading reads results files of the reference harness's into the

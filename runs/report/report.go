@@ -148,6 +148,9 @@ type Report struct {
 	Scenarios        []*Scenario `json:"scenarios,omitempty"`
 	JointRanking     string      `json:"joint_ranking,omitempty"`
 	HarnessUnmatched []string    `json:"harness_unmatched,omitempty"`
+	// Published is another tool's published figures of the environment,
+	// beside spatec's plans there (SetPublished); nil when none is set.
+	Published *Published `json:"published,omitempty"`
 
 	history historyAcc
 	foreign []HistoryRun

@@ -86,6 +86,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := r.writeJointTables(bw); err != nil {
 		return err
 	}
+	if err := r.writePublishedTable(bw); err != nil {
+		return err
+	}
 	if err := r.writeFootprintTables(bw); err != nil {
 		return err
 	}
