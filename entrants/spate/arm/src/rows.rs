@@ -68,6 +68,7 @@ impl Transform {
     /// name are derived.
     pub fn flatten(&self, batch: &Value, mut emit: impl FnMut(Row)) -> Result<(), ShapeError> {
         let b = Fields::of(batch, "SensorBatch")?;
+        b.named(&BATCH_FIELDS)?;
         let batch_id = b.long(0, "batch_id")?;
         let batch_id = u64::try_from(batch_id)
             .map_err(|_| ShapeError(format!("batch_id {batch_id} is negative")))?;
@@ -75,7 +76,15 @@ impl Transform {
         let region = b.nullable_string(2, "region")?.unwrap_or_default();
         let batch_ts = DateTime64Millis(b.long(3, "batch_ts_ms")?);
         let send_ts = DateTime64Micros(b.long(4, "send_ts_us")?);
-        for event in b.array(5, "events")? {
+        let events = b.array(5, "events")?;
+        // An Avro array's items are all of its one item schema, so the
+        // first event's field names stand for every event's: checked
+        // once a batch, each field then read by its position alone, as
+        // the harness's arm reads it.
+        if let Some(first) = events.first() {
+            Fields::of(first, "Event")?.named(&EVENT_FIELDS)?;
+        }
+        for event in events {
             let e = Fields::of(event, "Event")?;
             let unit = e.string(2, "unit")?;
             if unit == self.drop_unit {
@@ -89,11 +98,13 @@ impl Transform {
             let event_seq = u16::try_from(seq)
                 .map_err(|_| ShapeError(format!("event seq {seq} is not a UInt16")))?;
             let value = e.long(3, "value")?;
-            let tags = e
-                .array(5, "tags")?
-                .iter()
-                .map(|t| string(t, "tags[]").map(str::to_owned))
-                .collect::<Result<Vec<_>, _>>()?;
+            // Sized once: a Result collect cannot know its length, and
+            // would grow the vector tag by tag.
+            let items = e.array(5, "tags")?;
+            let mut tags = Vec::with_capacity(items.len());
+            for t in items {
+                tags.push(string(t, "tags[]")?.to_owned());
+            }
             emit(Row {
                 batch_id,
                 event_seq,
@@ -113,8 +124,22 @@ impl Transform {
     }
 }
 
-/// A record's fields, read by their position in the schema and checked by
-/// name, so that a schema whose fields moved is an error, not wrong rows.
+/// The `SensorBatch` record's fields, in the schema's order.
+const BATCH_FIELDS: [&str; 6] = [
+    "batch_id",
+    "sensor",
+    "region",
+    "batch_ts_ms",
+    "send_ts_us",
+    "events",
+];
+
+/// The `Event` record's fields, in the schema's order.
+const EVENT_FIELDS: [&str; 6] = ["seq", "name", "unit", "value", "quality", "tags"];
+
+/// A record's fields, read by their position in the schema. `named`
+/// checks the names once, so that a schema whose fields moved is an error,
+/// not wrong rows; a read names its field only for an error.
 struct Fields<'a>(&'a [(String, Value)]);
 
 impl<'a> Fields<'a> {
@@ -125,12 +150,23 @@ impl<'a> Fields<'a> {
         }
     }
 
-    fn get(&self, i: usize, name: &str) -> Result<&'a Value, ShapeError> {
-        match self.0.get(i) {
-            Some((n, v)) if n == name => Ok(v),
-            Some((n, _)) => Err(ShapeError(format!("field {i} is {n}, not {name}"))),
-            None => Err(ShapeError(format!("no field {i} ({name})"))),
+    /// Checks that the record's fields are `names`, in order.
+    fn named(&self, names: &[&str]) -> Result<(), ShapeError> {
+        for (i, name) in names.iter().enumerate() {
+            match self.0.get(i) {
+                Some((n, _)) if n == name => {}
+                Some((n, _)) => return Err(ShapeError(format!("field {i} is {n}, not {name}"))),
+                None => return Err(ShapeError(format!("no field {i} ({name})"))),
+            }
         }
+        Ok(())
+    }
+
+    fn get(&self, i: usize, name: &str) -> Result<&'a Value, ShapeError> {
+        self.0
+            .get(i)
+            .map(|(_, v)| v)
+            .ok_or_else(|| ShapeError(format!("no field {i} ({name})")))
     }
 
     fn long(&self, i: usize, name: &str) -> Result<i64, ShapeError> {
@@ -311,6 +347,21 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "not a SensorBatch of the workload's schema: field 1 is region, not sensor"
+        );
+    }
+
+    #[test]
+    fn a_moved_event_field_is_an_error() {
+        let Value::Record(mut fields) = event(0, "cpu", "ms", 5, None) else {
+            unreachable!()
+        };
+        fields.swap(1, 2);
+        let err = transform()
+            .flatten(&batch(None, vec![Value::Record(fields)]), |_| {})
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "not a SensorBatch of the workload's schema: field 1 is unit, not name"
         );
     }
 }
