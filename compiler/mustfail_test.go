@@ -141,6 +141,13 @@ var mustFails = []mustFail{
 		old: "nofile:   262144", new: "nofile:   262144\n\t\t\tcpuset: \"0-3x\"",
 		env: "bench-96c", entrant: "vector", rule: "C15",
 		message: `bench-96c's clickhouse has cpuset "0-3x", which is not a CPU list`, line: `cpuset: "0-3x"`},
+	// The engine runs the harness's image by digest on c8g: the digest is
+	// the sink's tag's, so a sink on another tag is refused.
+	{name: "C15 engine digest beside another sink version", file: c8gFile,
+		old: `image: ref: "clickhouse/clickhouse-server:26.3"`, new: `image: ref: "clickhouse/clickhouse-server:26.2"`,
+		env: "c8g-8xl-ec2-docker", entrant: "clickhouse-kafka-engine", rule: "C15",
+		message:    "the engine runs clickhouse/clickhouse-server:26.3@sha256:85c434814ac8905e5648027ce926f74ab067edd6aadbccb6c0c165cd3571ea49, the harness's image, but the sink runs clickhouse/clickhouse-server:26.2",
+		lineInFile: "entrants/clickhouse-kafka-engine/chkafka.cue", line: `error("C15: clickhouse-kafka-engine: on`},
 	{name: "C4 cpuset beyond the host", file: vectorFile,
 		old: `image:  "timberio/vector:0.57.0-debian"`, new: `image:  "timberio/vector:0.57.0-debian"` + "\n\t\tcpuset: \"90-121\"",
 		env: "bench-96c", entrant: "vector", rule: "C4",

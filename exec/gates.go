@@ -96,9 +96,9 @@ func (run *armRun) metrics(res drainResult) {
 		put(record.RowsPerS, float64(res.want)/window, "rows/s", true)
 		put(record.MsgsPerS, msgs/window, "msg/s", true)
 		put(record.BytesPerS, float64(run.expected.bytes)/window, "bytes/s", true)
-		// The reference harness's rate, beside spatec's: from the
-		// instants as recorded (wall clock, in UTC), so that the record
-		// and its series give it again exactly.
+		// The reference harness's rate, approximated (record.HarnessSpan),
+		// beside spatec's: from the instants as recorded (wall clock, in
+		// UTC), so that the record and its series give it again exactly.
 		starts := make([]time.Time, len(run.rec.SUT.Containers))
 		for i, c := range run.rec.SUT.Containers {
 			starts[i] = c.StartedAt

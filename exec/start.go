@@ -115,7 +115,8 @@ func (run *armRun) start(ctx context.Context) error {
 			return fmt.Errorf("starting %s: %w", spec.Name, err)
 		}
 		// On the clock the drain's polls are placed on: the latest start
-		// opens the reference harness's window (record.HarnessSpan).
+		// opens the window approximating the reference harness's
+		// (record.HarnessSpan).
 		startedAt := time.Now()
 		v, err := s.verify(ctx, n, created, img, plannedCaps(plan.Env, spec))
 		if err != nil {

@@ -382,7 +382,7 @@ func printResult(w io.Writer, p *schema.Plan, res *exec.Result, hold bool) {
 	if sc := rec.Scenario; sc != nil {
 		label += " through " + sc.Name
 	}
-	fmt.Fprintf(w, "%s:%s rep %d/%d %s  rows/s %s (harness window %s)  cores %s (data plane %s)  peak anon+shmem %s  rows %s/%s dup %s  run %s\n",
+	fmt.Fprintf(w, "%s:%s rep %d/%d %s  rows/s %s (harness window, approximated, %s)  cores %s (data plane %s)  peak anon+shmem %s  rows %s/%s dup %s  run %s\n",
 		p.Entrant.Name, label, rec.Rep, rec.Reps, rec.Status, fig(record.RowsPerS, "%.0f"), fig(record.HarnessRowsPerS, "%.0f"),
 		fig(record.CoresUsed, "%.2f"), fig(record.DataPlaneCoresUsed, "%.2f"), peak,
 		fig(record.DistinctRows, "%.0f"), fig(record.ExpectedRows, "%.0f"), fig(record.DuplicateRows, "%.0f"), rec.RunID)

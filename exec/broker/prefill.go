@@ -30,19 +30,51 @@ type Prefilled struct {
 
 // ProducerOpts are the producer settings of the prefill, shared with the
 // bare produce loops of the benchmarks so that the two differ only by
-// what Prefill adds. Records are not compressed: every arm then reads
-// exactly the messages' bytes and pays no decompression. What waits to be
-// acknowledged is bounded in bytes, not records: franz-go's 50,000 records
-// are 200 MB of 4 kB sensor batches.
+// what Prefill adds. What waits to be acknowledged is bounded in bytes, not
+// records: franz-go's 50,000 records are 200 MB of 4 kB sensor batches.
+//
+// The record batches are cut as the reference harness's corpus producer
+// (librdkafka, linger.ms 20, batch.size 1048576, compression.type none)
+// cuts them, since every arm reads the topic batch by batch and a batch's
+// size is part of what a fetch costs:
+//   - not compressed, so every arm reads exactly the messages' bytes and
+//     pays no decompression;
+//   - at most prefillBatchBytes per batch: librdkafka bounds a batch by the
+//     smaller of batch.size and message.max.bytes, and the harness leaves
+//     message.max.bytes at librdkafka's default of 1,000,000, so its
+//     batches stop short of 1 MB, not of batch.size's 1 MiB (franz-go's
+//     own default, 1,000,012, is within a few bytes of it; a 1 MiB bound
+//     would make batches the harness never writes);
+//   - a batch that is not full waits prefillLinger for more messages
+//     before it is sent, where franz-go would send it at once.
+//
+// One difference remains, which no franz-go option removes: franz-go's
+// linger only holds back starting a produce request, and a request, once
+// started, carries the head batch of every partition, lingering or not
+// (so when one batch fills, the partial batches behind it and beside it go
+// too); librdkafka holds each partition's partial batch for its linger.
+// The two agree while the prefill outruns its broker, when every batch
+// but the last fills; they differ when making the messages is slower.
 func ProducerOpts(topic string) []kgo.Opt {
 	return []kgo.Opt{
 		kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
-		kgo.ProducerLinger(0),
+		kgo.ProducerBatchMaxBytes(prefillBatchBytes),
+		kgo.ProducerLinger(prefillLinger),
 		kgo.MaxBufferedBytes(maxBufferedBytes),
 	}
 }
+
+// The harness's batch bound and linger (see ProducerOpts). Every broker
+// spatec runs takes a batch of this bound: no environment lowers a
+// broker's max.message.bytes (or Redpanda's batch limit), kfake's default
+// is 1,048,588, and spatec's prefills wrote batches of up to franz-go's
+// default 1,000,012 bytes, more than this bound, to every broker it runs.
+const (
+	prefillBatchBytes = 1_000_000
+	prefillLinger     = 20 * time.Millisecond
+)
 
 // maxBufferedBytes bounds the bytes a prefill holds unacknowledged.
 const maxBufferedBytes = 32 << 20

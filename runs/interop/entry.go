@@ -16,8 +16,10 @@
 //     is rows/s with a factor of 1; it is count() (duplicates included) at
 //     the poll that reached the expected rows, over a window from the arm's
 //     start to that poll. spatec's rows_per_s is the N distinct rows over
-//     spatec's own window; spatec records the harness's definition too, as
-//     harness_rows_per_s, and that is the figure the two tools share:
+//     spatec's own window; spatec records an approximation of the
+//     harness's too (a window within about a second of the harness's 1 Hz
+//     one, record.HarnessSpan), as harness_rows_per_s, and that is the
+//     figure the two tools share:
 //     schema 2's rows_per_s is read into it, and exported from it.
 //   - dataset_version is derived by each tool from its own sources, so the
 //     labels never match as strings. The harness's label for its corpus,
@@ -137,9 +139,11 @@ type Entry struct {
 	RowsPerS *float64
 	// HarnessRowsPerS is the reference harness's rate: count() at the poll
 	// that reached the expected rows, duplicates included, over the window
-	// from the arm's start to that poll. From spatec it is
-	// harness_rows_per_s; from schema 2, metrics.rows_per_s, whose unit
-	// "records/s" means rows (factor 1).
+	// from the arm's start to that poll. From schema 2 it is the harness's
+	// own, metrics.rows_per_s, whose unit "records/s" means rows (factor
+	// 1), over its 1 Hz sampler's window; from spatec it is
+	// harness_rows_per_s, over spatec's approximation of that window
+	// (record.HarnessSpan: within about a second of it).
 	HarnessRowsPerS *float64
 	// CoresUsed is the arm's mean cores over the window, data plane and
 	// control plane together, in both tools.

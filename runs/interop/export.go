@@ -87,8 +87,9 @@ func Export(r record.Record) ([]byte, error) {
 // exactly (rows/s to records/s ×1, bytes/s to MB/s ÷10^6, s to µs ×10^6);
 // metrics schema 2 has no unit for (msg/s, counts of events) are left out and
 // named in the note. Schema 2's rows_per_s is the reference harness's
-// rate, so it is written from spatec's harness_rows_per_s (the same
-// definition, from spatec's instants), and spatec's own rate and window go
+// rate, so it is written from spatec's harness_rows_per_s (spatec's
+// approximation of it, from its own instants, and the note says so), and
+// spatec's own rate and window go
 // out as spatec_rows_per_s and spatec_window_us. The dataset_version is the
 // reference harness's label for the one spatec dataset the golden tests of
 // workloads/sensor-batch find to be its corpus (with the size in
@@ -460,8 +461,9 @@ func exportMetrics(in map[string]record.Metric, out map[string]s2Metric) []strin
 		notes = append(notes, "units converted: "+strings.Join(sortedKeys(conversion), ", "))
 	}
 	if _, ok := out[s2RowsPerS]; ok {
-		notes = append(notes, "rows_per_s is the reference harness's definition, computed by spatec from its own instants (spatec's harness_rows_per_s): "+
-			"the rows count() gave at the first poll that reached the expected rows, duplicates included, over harness_window_us, from the arm's last container start to that poll")
+		notes = append(notes, "rows_per_s approximates the reference harness's rate, computed by spatec from its own instants (spatec's harness_rows_per_s): "+
+			"the rows count() gave at the first 100 ms poll that reached the expected rows, duplicates included, over harness_window_us, from the arm's last container start to that poll; "+
+			"the harness's own window is its 1 Hz sampler's, whole seconds, within about a second of this one")
 	} else {
 		notes = append(notes, "no rows_per_s: the record carries no harness_rows_per_s (the arm's start was not recorded, or the drain did not complete), so the reference harness's figure cannot be given")
 	}

@@ -232,7 +232,7 @@ func TestExportedMeasuredRecordPassesTheReferenceRules(t *testing.T) {
 	for _, want := range []string{
 		"harness_version 1 is spatec's measurement protocol",
 		"only rows_per_s follows the reference's definition",
-		"rows_per_s is the reference harness's definition, computed by spatec from its own instants (spatec's harness_rows_per_s)",
+		"rows_per_s approximates the reference harness's rate, computed by spatec from its own instants (spatec's harness_rows_per_s)",
 		"spatec_rows_per_s is spatec's own rate, the N distinct rows over spatec_window_us",
 		"dataset_version d2-60d7e5bb2a82 is the reference harness's label for its corpus, carried because this record's dataset, spatec's sensor-batch@1c12224f4f7f, is that corpus: its first 1000 batches have the harness's golden fingerprints",
 		"variant.batches is the batches drained",
@@ -310,7 +310,7 @@ func TestExportMapsStatusesFaithfully(t *testing.T) {
 		want   string
 		note   string
 	}{
-		{record.StatusInfraBound, "infra_bound", "rows_per_s is the reference harness's definition"},
+		{record.StatusInfraBound, "infra_bound", "rows_per_s approximates the reference harness's rate"},
 		{record.StatusFailed, "failed", "not carried: schema 2 allows no metrics on a failed record"},
 		{record.StatusRefused, "failed", "spatec status refused"},
 	} {

@@ -181,7 +181,7 @@ func entryFromSchema2(file string, line int, r *s2Record, unknown []string) Entr
 	if s2CarriesMetrics(r.Status) {
 		if v, ok := s2Figure(r.Metrics, "rows_per_s", "records/s"); ok {
 			e.HarnessRowsPerS, mapped["rows_per_s"] = v, true
-			e.Caveats = append(e.Caveats, "rows_per_s: schema 2's records/s is ClickHouse rows per second (factor 1): count() at the poll that reached the expected rows, duplicates included, over the harness's window from the arm's start to that poll; read as harness_rows_per_s, which spatec records by the same definition, not as spatec's rows_per_s (N distinct rows over spatec's window)")
+			e.Caveats = append(e.Caveats, "rows_per_s: schema 2's records/s is ClickHouse rows per second (factor 1): count() at the poll that reached the expected rows, duplicates included, over the harness's window, its 1 Hz sampler's first reading to its last; read as harness_rows_per_s, which spatec records over an approximation of that window (within about a second of it), not as spatec's rows_per_s (N distinct rows over spatec's window)")
 		}
 		if v, ok := s2Figure(r.Metrics, "cores_used", "cores"); ok {
 			e.CoresUsed, mapped["cores_used"] = v, true

@@ -120,12 +120,15 @@ func KnownUnit(u string) bool { return slices.Contains(KnownUnits, u) }
 // spatec's window.
 const (
 	RowsPerS = "rows_per_s" // distinct rows landed / spatec's window (rows/s); the rate a report ranks by
-	// HarnessRowsPerS is count() at the first poll that reached N over
-	// HarnessWindowSeconds: the reference harness's definition.
+	// HarnessRowsPerS is spatec's approximation of the reference
+	// harness's rate: count() at the first poll that reached N over
+	// HarnessWindowSeconds. The harness divides by its 1 Hz sampler's
+	// window instead, a whole number of seconds that this one comes
+	// within about a second of (HarnessSpan says how they differ).
 	HarnessRowsPerS = "harness_rows_per_s"
-	// HarnessWindowSeconds is the length of the reference harness's window:
-	// from the arm's last container start to the first poll that counted N
-	// rows (run.window.harness).
+	// HarnessWindowSeconds is the length of the window approximating the
+	// reference harness's: from the arm's last container start to the
+	// first poll (every 100 ms) that counted N rows (run.window.harness).
 	HarnessWindowSeconds = "harness_window_s"
 	// RowsInFlight is the rows the arm may hold at once by its
 	// configuration (#Entrant.inFlight), for memory per row in flight.
@@ -453,9 +456,9 @@ type Window struct {
 	// of waiting). OpenedAt is also the zero of the series' rows.t_ms.
 	OpenedAt time.Time `json:"opened_at,omitzero"`
 	ClosedAt time.Time `json:"closed_at,omitzero"`
-	// Harness is the window of the reference harness's definition, which
-	// harness_rows_per_s divides by; absent when the drain did not
-	// complete or the arm's start was not recorded.
+	// Harness is the window approximating the reference harness's
+	// (HarnessSpan), which harness_rows_per_s divides by; absent when the
+	// drain did not complete or the arm's start was not recorded.
 	Harness *Span `json:"harness,omitempty"`
 }
 

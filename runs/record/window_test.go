@@ -158,3 +158,66 @@ func TestHarnessWindowIsCheckedAgainstItsSeries(t *testing.T) {
 		path + ":3: run " + moved.RunID + ": run.window.harness is ",
 	})
 }
+
+// harnessWindow is the reference harness's window by its own rules, on a
+// timeline: its samplers start at start, a sidecar's first reading comes
+// sidecar later and the next once a second; it polls count() a second
+// after start and once a second from there, and removes the samplers
+// removal after the first poll that saw the target, which was reached at
+// reached. Its window is the readings', first to last before the removal.
+func harnessWindow(start time.Time, sidecar, removal time.Duration, reached time.Time) time.Duration {
+	poll := start.Add(time.Second)
+	for poll.Before(reached) {
+		poll = poll.Add(time.Second)
+	}
+	first := start.Add(sidecar)
+	readings := poll.Add(removal).Sub(first) / time.Second // whole seconds of readings after the first
+	if poll.Add(removal).Sub(first)%time.Second == 0 {
+		readings-- // a reading at the removal's instant is not taken
+	}
+	return readings * time.Second
+}
+
+// TestHarnessSpanIsWithinASecondOfTheHarnesss: over sidecar start-ups
+// under a second, removals after the poll and instants the target is
+// reached, the window HarnessSpan gives from spatec's 100 ms polls is
+// within 1.1 s of the harness's own, as HarnessSpan's doc says; the
+// harness's is a whole number of seconds.
+func TestHarnessSpanIsWithinASecondOfTheHarnesss(t *testing.T) {
+	t0 := time.Date(2026, 8, 3, 14, 0, 0, 0, time.UTC)
+	start := t0.Add(300 * time.Millisecond) // the arm's last container start
+	opened := start.Add(150 * time.Millisecond)
+	const bound = 1100 * time.Millisecond
+	var worst time.Duration
+	for sidecar := 50 * time.Millisecond; sidecar < time.Second; sidecar += 150 * time.Millisecond {
+		for _, removal := range []time.Duration{10 * time.Millisecond, 120 * time.Millisecond, 400 * time.Millisecond} {
+			for reach := 20_000 * time.Millisecond; reach < 22_000*time.Millisecond; reach += 70 * time.Millisecond {
+				reached := start.Add(reach)
+				var rows SeriesRows
+				for off := int64(100); off <= 25_000; off += 100 {
+					n := int64(0)
+					if !opened.Add(time.Duration(off) * time.Millisecond).Before(reached) {
+						n = 1000
+					}
+					rows.OffsetsMS = append(rows.OffsetsMS, off)
+					rows.Landed = append(rows.Landed, n)
+				}
+				s, err := HarnessSpan([]time.Time{t0, start}, opened, rows, 1000)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h := harnessWindow(start, sidecar, removal, reached)
+				if h%time.Second != 0 {
+					t.Fatalf("the harness's window %v is not whole seconds", h)
+				}
+				diff := time.Duration(s.DurationS*float64(time.Second)) - h
+				worst = max(worst, diff.Abs())
+				if diff.Abs() > bound {
+					t.Errorf("sidecar %v, removal %v, target reached %v after the start: HarnessSpan %v s, the harness's window %v, %v apart; the doc says within %v",
+						sidecar, removal, reach, s.DurationS, h, diff, bound)
+				}
+			}
+		}
+	}
+	t.Logf("at most %v apart", worst)
+}

@@ -76,10 +76,11 @@ const (
 // shows beside it, and what each one divides.
 const Ranking = "ranked by rows_per_s, spatec's rate: the N distinct rows over spatec's window, " +
 	"from when it began to watch the table (the arm's caps verified; on Kubernetes, its first container's start) " +
-	"to the poll that saw N distinct rows. harness_rows_per_s, the reference harness's definition, " +
+	"to the poll that saw N distinct rows. harness_rows_per_s, spatec's approximation of the reference harness's rate, " +
 	"is shown beside it and not ranked (a joint section with the reference harness's runs ranks by it alone): " +
 	"the rows count() gave at the first poll that reached N, " +
-	"over the window from the arm's last container start to that poll"
+	"over the window from the arm's last container start to that poll; " +
+	"the harness's own window, its 1 Hz sampler's, is whole seconds and within about a second of it"
 
 // Options selects and frames what a report shows.
 type Options struct {
