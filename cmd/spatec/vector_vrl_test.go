@@ -125,8 +125,10 @@ func writeTemp(t *testing.T, name, text string) string {
 
 // TestVectorVRLCompilesAndMeetsTheClosedForm: every Vector plan's program
 // compiles with Vector's VRL, and on sensor-batch gives exactly the closed
-// form's rows from the corpus. The same program with its division's error
-// left unhandled is refused, which shows the compiler is the one consulted.
+// form's rows from the corpus, and makes no read that copies the batch
+// (the checker's copies rule). The same program with its division's error
+// left unhandled is refused, which shows the compiler is the one consulted;
+// with the batch bound to a variable, which shows the rule is.
 func TestVectorVRLCompilesAndMeetsTheClosedForm(t *testing.T) {
 	// Every environment's plans, not only the authoritative ones plansOf
 	// keeps: a program Vector refuses is wrong wherever it runs.
@@ -180,10 +182,24 @@ func TestVectorVRLCompilesAndMeetsTheClosedForm(t *testing.T) {
 			}
 			avsc := writeTemp(t, "schema.avsc", avroSchema)
 			if out, ok := runChecker(t, checker, prog, sensorCorpus, avsc, sensorExpected); !ok {
-				t.Fatalf("the program misses the closed form:\n%s\nprogram:\n%s", out, program)
+				t.Fatalf("the checker refuses the program (VRL's diagnostic, a read that copies the batch, or a miss of the closed form):\n%s\nprogram:\n%s", out, program)
 			} else {
 				t.Log(strings.TrimSpace(out))
 			}
+
+			// The checker's copies rule is applied to this very program: the
+			// same program with the batch bound to a variable is refused,
+			// though it compiles and its rows are the same.
+			t.Run("whole-event-copy-refused", func(t *testing.T) {
+				copied := writeTemp(t, "copied.vrl", "batch = .\n"+program)
+				out, ok := runChecker(t, checker, copied, sensorCorpus, avsc, sensorExpected)
+				if ok {
+					t.Fatalf("the checker accepts a program that binds the whole event:\n%s", out)
+				}
+				if !strings.Contains(out, "line 1, column 9: `.` reads the whole event") {
+					t.Errorf("the refusal is not the copies rule's:\n%s", out)
+				}
+			})
 
 			t.Run("unhandled-division-refused", func(t *testing.T) {
 				if n := strings.Count(program, handledDivision); n != 1 {

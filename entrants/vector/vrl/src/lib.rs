@@ -8,6 +8,8 @@
 //! follow the workload's SQL (`rows`), each citing what it follows.
 
 pub mod avro;
+pub mod bench;
+pub mod copies;
 pub mod corpus;
 pub mod program;
 pub mod rows;

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use apache_avro::Schema;
 use apache_avro::types::Value as Avro;
-use spatec_vrl_check::{avro, compare, corpus, program, rows, run_corpus};
+use spatec_vrl_check::{avro, compare, copies, corpus, program, rows, run_corpus};
 use vrl::prelude::NotNan;
 use vrl::value::Value;
 
@@ -180,8 +180,8 @@ fn a_fingerprint_adds_the_head_and_the_reversed_tail() {
     );
 }
 
-/// The program a plan carries, run against the closed form as the binary
-/// runs it: `SPATEC_VRL_PROGRAM=path cargo test --release -- --ignored`.
+/// The program a plan carries, held to the copies rule and run against
+/// the closed form as the binary does it: `SPATEC_VRL_PROGRAM=path cargo test --release -- --ignored`.
 #[test]
 #[ignore = "needs SPATEC_VRL_PROGRAM, the path of a program to check"]
 fn the_given_program_meets_the_closed_form() {
@@ -190,6 +190,7 @@ fn the_given_program_meets_the_closed_form() {
     let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
     let compiled = program::compile(&source)
         .unwrap_or_else(|diagnostic| panic!("VRL refuses {path}:\n{diagnostic}"));
+    assert_eq!(copies::check(&source).unwrap(), []);
     let corpus = read("testdata/arms/messages.bin");
     let messages = corpus::messages(&corpus).unwrap();
     let outcome = run_corpus(&compiled.program, &schema(), &messages).unwrap();
