@@ -139,14 +139,18 @@ const EVENT_FIELDS: [&str; 6] = ["seq", "name", "unit", "value", "quality", "tag
 
 /// A record's fields, read by their position in the schema. `named`
 /// checks the names once, so that a schema whose fields moved is an error,
-/// not wrong rows; a read names its field only for an error.
+/// not wrong rows; a read names its field only for an error. The reads are
+/// small and marked inline, their errors made out of line (`wrong`,
+/// `missing`): the binary calls the flatten from another crate, where each
+/// read would otherwise be a call, several a reading.
 struct Fields<'a>(&'a [(String, Value)]);
 
 impl<'a> Fields<'a> {
+    #[inline]
     fn of(v: &'a Value, record: &str) -> Result<Self, ShapeError> {
         match v {
             Value::Record(fields) => Ok(Self(fields)),
-            other => Err(ShapeError(format!("a {record} is {}", kind(other)))),
+            other => Err(wrong(&format!("a {record}"), other)),
         }
     }
 
@@ -156,44 +160,50 @@ impl<'a> Fields<'a> {
             match self.0.get(i) {
                 Some((n, _)) if n == name => {}
                 Some((n, _)) => return Err(ShapeError(format!("field {i} is {n}, not {name}"))),
-                None => return Err(ShapeError(format!("no field {i} ({name})"))),
+                None => return Err(missing(i, name)),
             }
         }
         Ok(())
     }
 
+    #[inline]
     fn get(&self, i: usize, name: &str) -> Result<&'a Value, ShapeError> {
-        self.0
-            .get(i)
-            .map(|(_, v)| v)
-            .ok_or_else(|| ShapeError(format!("no field {i} ({name})")))
+        match self.0.get(i) {
+            Some((_, v)) => Ok(v),
+            None => Err(missing(i, name)),
+        }
     }
 
+    #[inline]
     fn long(&self, i: usize, name: &str) -> Result<i64, ShapeError> {
         match self.get(i, name)? {
             Value::Long(n) => Ok(*n),
-            other => Err(ShapeError(format!("{name} is {}", kind(other)))),
+            other => Err(wrong(name, other)),
         }
     }
 
+    #[inline]
     fn int(&self, i: usize, name: &str) -> Result<i32, ShapeError> {
         match self.get(i, name)? {
             Value::Int(n) => Ok(*n),
-            other => Err(ShapeError(format!("{name} is {}", kind(other)))),
+            other => Err(wrong(name, other)),
         }
     }
 
+    #[inline]
     fn string(&self, i: usize, name: &str) -> Result<&'a str, ShapeError> {
         string(self.get(i, name)?, name)
     }
 
+    #[inline]
     fn array(&self, i: usize, name: &str) -> Result<&'a [Value], ShapeError> {
         match self.get(i, name)? {
             Value::Array(items) => Ok(items),
-            other => Err(ShapeError(format!("{name} is {}", kind(other)))),
+            other => Err(wrong(name, other)),
         }
     }
 
+    #[inline]
     fn nullable_string(&self, i: usize, name: &str) -> Result<Option<&'a str>, ShapeError> {
         match nullable(self.get(i, name)?) {
             None => Ok(None),
@@ -201,29 +211,48 @@ impl<'a> Fields<'a> {
         }
     }
 
+    #[inline]
     fn nullable_double(&self, i: usize, name: &str) -> Result<Option<f64>, ShapeError> {
         match nullable(self.get(i, name)?) {
             None => Ok(None),
             Some(Value::Double(d)) => Ok(Some(*d)),
-            Some(other) => Err(ShapeError(format!("{name} is {}", kind(other)))),
+            Some(other) => Err(wrong(name, other)),
         }
     }
 }
 
 /// The value of a `["null", T]` union, None for its null branch.
-fn nullable(v: &Value) -> Option<&Value> {
+#[inline]
+fn nullable(mut v: &Value) -> Option<&Value> {
+    while let Value::Union(_, inner) = v {
+        v = inner;
+    }
     match v {
-        Value::Union(_, inner) => nullable(inner),
         Value::Null => None,
         other => Some(other),
     }
 }
 
+#[inline]
 fn string<'a>(v: &'a Value, name: &str) -> Result<&'a str, ShapeError> {
     match v {
         Value::String(s) => Ok(s),
-        other => Err(ShapeError(format!("{name} is {}", kind(other)))),
+        other => Err(wrong(name, other)),
     }
+}
+
+/// A field of another type than the schema's.
+#[cold]
+#[inline(never)]
+fn wrong(name: &str, v: &Value) -> ShapeError {
+    ShapeError(format!("{name} is {}", kind(v)))
+}
+
+/// A record with fewer fields than the schema's.
+#[cold]
+#[inline(never)]
+fn missing(i: usize, name: &str) -> ShapeError {
+    ShapeError(format!("no field {i} ({name})"))
 }
 
 /// What an Avro value is, in a word, for an error.
