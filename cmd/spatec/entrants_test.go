@@ -523,6 +523,86 @@ func TestFlinkReadsWhatItNeeds(t *testing.T) {
 	}
 }
 
+// TestFlinkRunsAsTheOfficialImage: on every environment Flink runs in,
+// both processes start as the official image and the harness's job start
+// them, or the plan declares why not. jemalloc is preloaded from the
+// package that installs it, at the plan's architecture's path (the image
+// is built for it); every insert carries async_insert=0 where the
+// environment's ClickHouse has the setting, and none where it has not,
+// which is then declared; the TaskManager's registration retries at
+// Flink's own delay; the Java runtime's difference is declared.
+func TestFlinkRunsAsTheOfficialImage(t *testing.T) {
+	multiarch := map[schema.Arch]string{schema.AMD64: "x86_64-linux-gnu", schema.ARM64: "aarch64-linux-gnu"}
+	n := 0
+	for _, d := range planAll(t) {
+		p := d.Plan
+		if p.Entrant.Name != "flink" {
+			continue
+		}
+		n++
+		t.Run(p.Env.Name+"/"+p.Variant, func(t *testing.T) {
+			declared := map[string]bool{}
+			for _, dev := range p.Entrant.Deviations {
+				declared[dev.ID] = true
+			}
+			if !declared["debian-openjdk"] {
+				t.Error("the runtime, Debian's OpenJDK where the harness runs Temurin, is not declared (debian-openjdk)")
+			}
+			async := clickHouseHasAsyncInsert(t, p.Env.Infra.ClickHouse)
+			if declared["async-insert-unset"] == async {
+				t.Errorf("async-insert-unset declared %v; the environment's ClickHouse has async_insert: %v", declared["async-insert-unset"], async)
+			}
+			dir, ok := multiarch[schema.Arch(p.Env.Arch.Name())]
+			if !ok {
+				t.Fatalf("no multiarch directory known for %s", p.Env.Arch.Name())
+			}
+			want := map[string]string{
+				"LD_PRELOAD":               "/usr/lib/" + dir + "/libjemalloc.so.2",
+				"SPATEC_SINK_ASYNC_INSERT": map[bool]string{true: "0", false: "omit"}[async],
+			}
+			for _, name := range []string{"jm", "tm"} {
+				c := p.Entrant.Containers[name]
+				expect(t, name+" environment", c.Environment, want)
+				if c.Build == nil || c.Build.Debian == nil || !slices.ContainsFunc(c.Build.Debian.Packages, func(pkg string) bool {
+					return pkg == "libjemalloc2" || strings.HasPrefix(pkg, "libjemalloc2=")
+				}) {
+					t.Errorf("%s: the image does not install libjemalloc2, which LD_PRELOAD names", name)
+				}
+				if conf := c.Files["/opt/flink/conf/config.yaml"]; strings.Contains(conf, "cluster.registration.") {
+					t.Errorf("%s: config.yaml sets a registration option, which the harness leaves at Flink's default:\n%s", name, conf)
+				}
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("no Flink plan")
+	}
+}
+
+// clickHouseHasAsyncInsert tells whether the ClickHouse an environment runs
+// has the async_insert setting, which ClickHouse 21.11 added: its version
+// as its Debian package is pinned, or else as its image's tag names it.
+func clickHouseHasAsyncInsert(t *testing.T, ch schema.Service) bool {
+	t.Helper()
+	var version string
+	if ch.Build != nil && ch.Build.Debian != nil {
+		for _, pkg := range ch.Build.Debian.Packages {
+			if v, ok := strings.CutPrefix(pkg, "clickhouse-server="); ok {
+				version = v
+			}
+		}
+	} else if ch.Image != nil {
+		_, version, _ = strings.Cut(ch.Image.Ref, ":")
+	}
+	m := regexp.MustCompile(`^(\d+)\.(\d+)`).FindStringSubmatch(version)
+	if m == nil {
+		t.Fatalf("no ClickHouse version in %+v", ch)
+	}
+	major, _ := strconv.Atoi(m[1])
+	minor, _ := strconv.Atoi(m[2])
+	return major > 21 || major == 21 && minor >= 11
+}
+
 // TestSpateReadsWhatItNeeds: spate runs its own arm binary on a pipeline
 // file spate itself parses, with the credentials from the environment.
 func TestSpateReadsWhatItNeeds(t *testing.T) {

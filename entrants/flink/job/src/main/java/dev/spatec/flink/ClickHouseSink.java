@@ -13,6 +13,8 @@ import java.util.concurrent.TimeUnit;
 
 import com.clickhouse.client.api.Client;
 import com.clickhouse.client.api.ServerException;
+import com.clickhouse.client.api.insert.InsertResponse;
+import com.clickhouse.client.api.insert.InsertSettings;
 import com.clickhouse.data.ClickHouseFormat;
 import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
@@ -91,12 +93,7 @@ public final class ClickHouseSink extends AsyncSinkBase<SensorRow, byte[]> {
                 throw new IllegalStateException("the plan's columns " + settings.columns
                         + " are not the ones this sink writes, in its order: " + columns);
             }
-            client = new Client.Builder()
-                    .addEndpoint(settings.clickhouse)
-                    .setUsername(settings.user)
-                    .setPassword(settings.password)
-                    .setDefaultDatabase(settings.database)
-                    .build();
+            client = client(settings);
         }
 
         @Override
@@ -111,29 +108,25 @@ public final class ClickHouseSink extends AsyncSinkBase<SensorRow, byte[]> {
                 System.arraycopy(r, 0, body, at, r.length);
                 at += r.length;
             }
-            // The table by its full name: on ClickHouse 18.16 the client's
-            // default database does not reach the insert, which then
-            // looks in "default".
-            String target = settings.database + "." + settings.table;
-            client.insert(target, columns, new ByteArrayInputStream(body), ClickHouseFormat.RowBinary)
-                    .whenComplete((response, err) -> {
-                        if (err == null) {
-                            response.close();
-                            result.complete();
-                            return;
-                        }
-                        Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
-                        if (cause instanceof ServerException) {
-                            // ClickHouse refused the rows: sending them again
-                            // gets the same answer.
-                            result.completeExceptionally(new IOException("ClickHouse refused an insert of " + rows.size()
-                                    + " rows into " + target + ": " + cause.getMessage(), cause));
-                            return;
-                        }
-                        LOG.warn("inserting {} rows into {} failed, trying again in a second: {}", rows.size(), target,
-                                cause.toString());
-                        CompletableFuture.delayedExecutor(1, TimeUnit.SECONDS).execute(() -> result.retryForEntries(rows));
-                    });
+            String target = target(settings);
+            insert(client, settings, body).whenComplete((response, err) -> {
+                if (err == null) {
+                    response.close();
+                    result.complete();
+                    return;
+                }
+                Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+                if (cause instanceof ServerException) {
+                    // ClickHouse refused the rows: sending them again
+                    // gets the same answer.
+                    result.completeExceptionally(new IOException("ClickHouse refused an insert of " + rows.size()
+                            + " rows into " + target + ": " + cause.getMessage(), cause));
+                    return;
+                }
+                LOG.warn("inserting {} rows into {} failed, trying again in a second: {}", rows.size(), target,
+                        cause.toString());
+                CompletableFuture.delayedExecutor(1, TimeUnit.SECONDS).execute(() -> result.retryForEntries(rows));
+            });
         }
 
         @Override
@@ -146,6 +139,37 @@ public final class ClickHouseSink extends AsyncSinkBase<SensorRow, byte[]> {
             super.close();
             client.close();
         }
+    }
+
+    /** The client a writer inserts with, signed in as the settings say. */
+    static Client client(Settings settings) {
+        return new Client.Builder()
+                .addEndpoint(settings.clickhouse)
+                .setUsername(settings.user)
+                .setPassword(settings.password)
+                .setDefaultDatabase(settings.database)
+                .build();
+    }
+
+    /**
+     * The table by its full name: on ClickHouse 18.16 the client's default
+     * database does not reach the insert, which then looks in "default".
+     */
+    static String target(Settings settings) {
+        return settings.database + "." + settings.table;
+    }
+
+    /**
+     * Sends one insert of body, RowBinary rows in the sink's column order,
+     * with the settings' insert settings: a synchronous insert where the
+     * plan asks for one, acknowledged once the rows are written, not once
+     * the server has buffered them.
+     */
+    static CompletableFuture<InsertResponse> insert(Client client, Settings settings, byte[] body) {
+        InsertSettings with = new InsertSettings();
+        settings.insertSettings.forEach(with::serverSetting);
+        return client.insert(target(settings), Arrays.asList(RowBinary.COLUMNS), new ByteArrayInputStream(body),
+                ClickHouseFormat.RowBinary, with);
     }
 
     /** The buffered rows of a checkpoint, each as its RowBinary bytes. */

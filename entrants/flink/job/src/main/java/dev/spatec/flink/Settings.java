@@ -4,15 +4,19 @@ import java.io.Serializable;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * What the job reads from its environment: where the broker, the registry
- * and ClickHouse are, the table, the transform's parameters and the sink's
- * batch shape. The plan sets every one; none has a default, since a default
+ * and ClickHouse are, the table, the transform's parameters, the sink's
+ * batch shape and the settings its inserts carry. The plan sets every one; none has a default, since a default
  * here would be a second copy of the plan, free to drift from it.
  */
 public final class Settings implements Serializable {
     private static final long serialVersionUID = 1L;
+
+    /** SPATEC_SINK_ASYNC_INSERT's value that sends no async_insert at all. */
+    static final String OMIT = "omit";
 
     /** The Kafka bootstrap address list. */
     public final String brokers;
@@ -40,6 +44,11 @@ public final class Settings implements Serializable {
     public final int parallelism;
     /** The sink's batch shape. */
     public final SinkShape sink;
+    /**
+     * The ClickHouse settings every insert carries, by name: async_insert
+     * where the plan's ClickHouse has it, none where it does not.
+     */
+    public final Map<String, String> insertSettings;
 
     private Settings(Map<String, String> env) {
         brokers = need(env, "SPATEC_BROKERS");
@@ -60,6 +69,7 @@ public final class Settings implements Serializable {
                 count(env, "SPATEC_SINK_BATCH_BYTES"),
                 count(env, "SPATEC_SINK_LINGER_MS"),
                 count(env, "SPATEC_SINK_IN_FLIGHT"));
+        insertSettings = asyncInsert(env, "SPATEC_SINK_ASYNC_INSERT");
     }
 
     /** Reads the settings from the process environment. */
@@ -100,6 +110,22 @@ public final class Settings implements Serializable {
             // reported below
         }
         throw new IllegalArgumentException(name + "=\"" + v + "\" is not a positive whole number");
+    }
+
+    /**
+     * async_insert as the plan gives it: "0" or "1", ClickHouse's own
+     * values, sent with every insert; or "omit" for a server that has no
+     * such setting (before 21.11), which refuses an insert that names one.
+     */
+    private static Map<String, String> asyncInsert(Map<String, String> env, String name) {
+        String v = need(env, name);
+        if (v.equals(OMIT)) {
+            return Map.of();
+        }
+        if (Set.of("0", "1").contains(v)) {
+            return Map.of("async_insert", v);
+        }
+        throw new IllegalArgumentException(name + "=\"" + v + "\" is not 0, 1 or " + OMIT);
     }
 
     /**
