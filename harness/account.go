@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"maps"
 	"os"
@@ -290,7 +293,10 @@ func Account(facts Facts, a *Accounts, plans map[string]schema.Plan, tree fs.FS)
 			claimed[f.Arm+" "+e.Place+" "+key+"#digest"] = true
 			want := r.Resolved
 			if e.Kind == Same {
-				want = strings.Replace(e.Value, "*", capture(e.Key, f.Key), 1)
+				want = e.Value
+				if strings.Contains(e.Key, "*") {
+					want = strings.Replace(want, "*", capture(e.Key, f.Key), 1)
+				}
 			}
 			switch {
 			case !has:
@@ -504,6 +510,8 @@ func nearKeys(vals map[string]string, key string) string {
 //	plan:ddl           the workload's table (its statement and SETTINGS)
 //	tree:PATH          a file of spatec's tree (TOML, YAML or XML), from
 //	                   the tree's root
+//	go:PATH            a Go file of spatec's tree: each package-level
+//	                   constant and variable, as written
 //
 // A YAML value of several lines (a program) is also given as KEY#digest,
 // its ProgramDigest.
@@ -511,6 +519,9 @@ func Place(p schema.Plan, tree fs.FS, place string) (map[string]string, error) {
 	scope, what, ok := strings.Cut(place, ":")
 	if !ok {
 		return nil, fmt.Errorf("%q is not SCOPE:WHAT", place)
+	}
+	if scope == "go" {
+		return goConsts(tree, what)
 	}
 	if scope == "tree" {
 		b, err := fs.ReadFile(tree, what)
@@ -637,6 +648,36 @@ func jsonPaths(v any) (map[string]string, error) {
 	out := map[string]string{}
 	for _, x := range kvs {
 		out[x.k] = x.v
+	}
+	return out, nil
+}
+
+// goConsts reads a Go file's package-level constants and variables, each
+// as its source writes it.
+func goConsts(tree fs.FS, file string) (map[string]string, error) {
+	src, err := fs.ReadFile(tree, file)
+	if err != nil {
+		return nil, fmt.Errorf("reading spatec's %s: %w", file, err)
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, file, src, 0)
+	if err != nil {
+		return nil, fmt.Errorf("parsing spatec's %s: %w", file, err)
+	}
+	out := map[string]string{}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || (g.Tok != token.CONST && g.Tok != token.VAR) {
+			continue
+		}
+		for _, spec := range g.Specs {
+			vs := spec.(*ast.ValueSpec)
+			for i, name := range vs.Names {
+				if i < len(vs.Values) {
+					out[name.Name] = string(src[fset.Position(vs.Values[i].Pos()).Offset:fset.Position(vs.Values[i].End()).Offset])
+				}
+			}
+		}
 	}
 	return out, nil
 }

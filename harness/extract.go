@@ -39,6 +39,9 @@ import (
 //   - A program (VRL): its digest over its code, comments and blank lines
 //     left out, so that a change of its words alone does not move it.
 //   - Shell entrypoints: each variable they export with a default.
+//   - The harness's prefill producer (harness/src/corpus.rs, its prefill
+//     function): each librdkafka setting it sets, since the record
+//     batches it writes are what every arm's consumer reads.
 //   - Rust (an arm's own src/): each environment variable it reads with
 //     a default, each Duration it sets, and each flow mapping of the
 //     pipeline it writes (key: {{ a: b }}).
@@ -54,6 +57,11 @@ func Extract(fsys fs.FS) ([]Fact, error) {
 		}
 		facts = append(facts, fs...)
 	}
+	pf, err := prefillProducer(fsys)
+	if err != nil {
+		return nil, err
+	}
+	facts = append(facts, pf...)
 	arms, err := fs.ReadDir(fsys, "entrants")
 	if err != nil {
 		return nil, fmt.Errorf("listing the harness's entrants: %w", err)
@@ -590,4 +598,38 @@ func rustSettings(b []byte) []kv {
 		}
 	}
 	return out
+}
+
+// corpusFile holds the harness's prefill.
+const corpusFile = "harness/src/corpus.rs"
+
+var (
+	prefillFn  = regexp.MustCompile(`(?m)^pub fn prefill\(`)
+	rustSet    = regexp.MustCompile(`\.set\(\s*"([^"]+)"\s*,\s*"([^"]*)"\s*\)`)
+	nextRustFn = regexp.MustCompile(`(?m)^(pub )?fn `)
+)
+
+// prefillProducer reads the librdkafka settings of the harness's prefill
+// function, keyed prefill.NAME.
+func prefillProducer(fsys fs.FS) ([]Fact, error) {
+	b, err := fs.ReadFile(fsys, corpusFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the harness's %s: %w", corpusFile, err)
+	}
+	loc := prefillFn.FindIndex(b)
+	if loc == nil {
+		return nil, fmt.Errorf("the harness's %s has no prefill function", corpusFile)
+	}
+	body := b[loc[1]:]
+	if next := nextRustFn.FindIndex(body); next != nil {
+		body = body[:next[0]]
+	}
+	var facts []Fact
+	for _, m := range rustSet.FindAllSubmatch(body, -1) {
+		if string(m[1]) == "bootstrap.servers" {
+			continue // the run's own broker
+		}
+		facts = append(facts, Fact{File: corpusFile, Key: "prefill." + string(m[1]), Value: string(m[2])})
+	}
+	return facts, nil
 }

@@ -59,7 +59,7 @@ func ProducerOpts(topic string) []kgo.Opt {
 	return []kgo.Opt{
 		kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.ProducerBatchCompression(prefillCompression),
 		kgo.ProducerBatchMaxBytes(prefillBatchBytes),
 		kgo.ProducerLinger(prefillLinger),
 		kgo.MaxBufferedBytes(maxBufferedBytes),
@@ -75,6 +75,10 @@ const (
 	prefillBatchBytes = 1_000_000
 	prefillLinger     = 20 * time.Millisecond
 )
+
+// prefillCompression is the harness's compression.type, none: every arm
+// reads exactly the messages' bytes.
+var prefillCompression = kgo.NoCompression()
 
 // maxBufferedBytes bounds the bytes a prefill holds unacknowledged.
 const maxBufferedBytes = 32 << 20
