@@ -209,7 +209,7 @@ func (t *Tree) decode(pv cue.Value, envName, variant string) (*schema.Plan, erro
 		name string
 		into any
 	}{{"blocked", &plan.Entrant.Blocked}, {"knobs", &plan.Entrant.Knobs}, {"containers", &plan.Entrant.Containers},
-		{"deviations", &plan.Entrant.Deviations}, {"validate", &plan.Entrant.Validate}} {
+		{"deviations", &plan.Entrant.Deviations}, {"sizing", &plan.Entrant.Sizing}, {"validate", &plan.Entrant.Validate}} {
 		if err := ent.LookupPath(cue.ParsePath(f.name)).Decode(f.into); err != nil {
 			return nil, err
 		}

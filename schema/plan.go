@@ -54,15 +54,17 @@ type Environment struct {
 	Partitions int     `json:"partitions"`
 	Reserve    Reserve `json:"reserve"`
 	// ControlPlane is the largest control-plane container allowed (C2).
-	ControlPlane Resources           `json:"controlPlane"`
-	Infra        Infra               `json:"infra"`
-	Envelope     Resources           `json:"envelope"`
-	Runtime      string              `json:"runtime"`
-	Kubernetes   *Kubernetes         `json:"kubernetes,omitempty"`
-	Network      string              `json:"network"`
-	Endpoints    Endpoints           `json:"endpoints"`
-	Workloads    map[string]Workload `json:"workloads"`
-	Pins         map[string]string   `json:"pins,omitempty"`
+	ControlPlane Resources   `json:"controlPlane"`
+	Infra        Infra       `json:"infra"`
+	Envelope     Resources   `json:"envelope"`
+	Runtime      string      `json:"runtime"`
+	Kubernetes   *Kubernetes `json:"kubernetes,omitempty"`
+	Network      string      `json:"network"`
+	// Sizing says which rule made each sized number of the environment.
+	Sizing    []Sizing            `json:"sizing,omitempty"`
+	Endpoints Endpoints           `json:"endpoints"`
+	Workloads map[string]Workload `json:"workloads"`
+	Pins      map[string]string   `json:"pins,omitempty"`
 	// Closures are the pinned jars of each Maven artifact an image build
 	// adds, by its coordinates (#Environment.closures).
 	Closures map[string][]ClosureJar `json:"closures,omitempty"`
@@ -358,6 +360,8 @@ type Entrant struct {
 	Variants    map[string]Variant   `json:"variants"`
 	Containers  map[string]Container `json:"containers"`
 	Deviations  []Deviation          `json:"deviations"`
+	// Sizing says which rule made each sized number of the arm.
+	Sizing      []Sizing             `json:"sizing,omitempty"`
 	Validate    []Validator          `json:"validate,omitempty"`
 	Footprints  map[string]Footprint `json:"footprints,omitempty"`
 	SinkObjects *SinkObjects         `json:"sinkObjects,omitempty"`
@@ -502,6 +506,13 @@ func (f *FootprintPoint) Show() string {
 		return FormatBytes(int64(f.Cap))
 	}
 	return fmt.Sprintf("%.2f CPUs", f.Cap)
+}
+
+// Sizing is one number a rule made (#Sizing).
+type Sizing struct {
+	What  string `json:"what"`
+	Value string `json:"value"`
+	Rule  string `json:"rule"`
 }
 
 // Deviation discloses a departure from the contract's plain reading.

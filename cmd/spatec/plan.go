@@ -331,6 +331,9 @@ func writePlan(w io.Writer, p *schema.Plan) {
 		}
 		fmt.Fprintf(w, "\nknobs: %s\n", strings.Join(parts, " "))
 	}
+	for _, z := range append(slices.Clone(p.Env.Sizing), p.Entrant.Sizing...) {
+		fmt.Fprintf(w, "sizing %s = %s: %s\n", z.What, z.Value, z.Rule)
+	}
 	for _, d := range p.Entrant.Deviations {
 		fmt.Fprintf(w, "deviation %s (affects %s): %s\n", d.ID, strings.Join(d.Affects, ", "), d.Why)
 	}
