@@ -16,11 +16,20 @@ func Page(intro string, facts Facts, a *Accounts, res Result) string {
 	for _, r := range res.Rows {
 		rows[r.Fact.Arm+" "+r.Fact.File] = append(rows[r.Fact.Arm+" "+r.Fact.File], r)
 	}
+	kinds := map[string]map[Kind]int{}
+	for _, r := range res.Rows {
+		if kinds[r.Fact.Arm] == nil {
+			kinds[r.Fact.Arm] = map[Kind]int{}
+		}
+		kinds[r.Fact.Arm][r.Entry.Kind]++
+	}
 	arm := "\x00"
 	for _, s := range a.Sections {
 		if s.Arm != arm {
 			arm = s.Arm
-			fmt.Fprintf(&b, "\n## %s\n", armTitle(arm))
+			k := kinds[arm]
+			fmt.Fprintf(&b, "\n## %s\n\n%d settings of the harness: %d equal, %d the same effect spelt otherwise, %d declared deviations, %d no setting of the run.\n",
+				armTitle(arm), k[Equal]+k[Same]+k[Deviation]+k[Outside], k[Equal], k[Same], k[Deviation], k[Outside])
 		}
 		title := s.Title
 		if title == "" {
@@ -51,9 +60,20 @@ func short(commit string) string {
 	return commit
 }
 
+// armTitles are the page's section titles, by the harness's arm ids.
+var armTitles = map[string]string{
+	"":                        "The workload, the host, the prefill and the toolchain",
+	"flink":                   "Flink",
+	"vector":                  "Vector",
+	"clickhouse-kafka-engine": "ClickHouse's Kafka engine",
+	"spate":                   "spate",
+	"kafka-connect":           "Kafka Connect",
+	"redpanda-connect":        "Redpanda Connect",
+}
+
 func armTitle(arm string) string {
-	if arm == "" {
-		return "The workload, the host and the toolchain"
+	if t, ok := armTitles[arm]; ok {
+		return t
 	}
 	return arm
 }
