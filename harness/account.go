@@ -253,6 +253,21 @@ func Account(facts Facts, a *Accounts, plans map[string]schema.Plan, tree fs.FS)
 	used := map[*Entry]bool{}
 	claimed := map[string]bool{} // arm place key, of the plan
 	envs := harnessEnv(facts)
+	// Each plan place is read once, however many facts name it.
+	type placed struct {
+		vals map[string]string
+		err  error
+	}
+	read := map[string]placed{}
+	place := func(p schema.Plan, where string) (map[string]string, error) {
+		key := p.Entrant.Name + " " + where
+		r, ok := read[key]
+		if !ok {
+			r.vals, r.err = Place(p, tree, where)
+			read[key] = r
+		}
+		return r.vals, r.err
+	}
 	for _, f := range facts.List {
 		s := sections[f.Arm+" "+f.File]
 		if s == nil {
@@ -280,7 +295,7 @@ func Account(facts Facts, a *Accounts, plans map[string]schema.Plan, tree fs.FS)
 			}
 			key := s.spatecKey(e, f.Key)
 			r.SpatecKey = key
-			vals, err := Place(p, tree, e.Place)
+			vals, err := place(p, e.Place)
 			if err != nil {
 				r.Problem = err.Error()
 				break
@@ -334,19 +349,19 @@ func Account(facts Facts, a *Accounts, plans map[string]schema.Plan, tree fs.FS)
 			problem("%s: compare names %s, which has no plan on the harness's host", a.Path, arm)
 			continue
 		}
-		for _, place := range a.Compared[arm] {
-			vals, err := Place(p, tree, place)
+		for _, where := range a.Compared[arm] {
+			vals, err := place(p, where)
 			if err != nil {
 				problem("%s: %v", a.Path, err)
 				continue
 			}
 			for _, k := range slices.Sorted(maps.Keys(vals)) {
 				added := slices.ContainsFunc(a.Additions, func(ad Addition) bool {
-					return ad.Arm == arm && ad.Place == place && glob(ad.Key, k)
+					return ad.Arm == arm && ad.Place == where && glob(ad.Key, k)
 				})
-				if !claimed[arm+" "+place+" "+k] && !added {
+				if !claimed[arm+" "+where+" "+k] && !added {
 					problem("%s: %s's plan sets %s = %q in %s, which no harness fact accounts for and no addition declares; add `+ %s %s %s | why`, or remove it",
-						a.Path, arm, k, clip(vals[k]), place, arm, place, k)
+						a.Path, arm, k, clip(vals[k]), where, arm, where, k)
 				}
 			}
 		}
@@ -356,7 +371,7 @@ func Account(facts Facts, a *Accounts, plans map[string]schema.Plan, tree fs.FS)
 		if !ok {
 			continue
 		}
-		if vals, err := Place(p, tree, ad.Place); err == nil {
+		if vals, err := place(p, ad.Place); err == nil {
 			if !slices.ContainsFunc(slices.Collect(maps.Keys(vals)), func(k string) bool { return glob(ad.Key, k) }) {
 				problem("%s:%d: the addition %s is not in %s's %s; remove it", a.Path, ad.Line, ad.Key, ad.Arm, ad.Place)
 			}

@@ -12,11 +12,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 
 	"go.yaml.in/yaml/v3"
 
+	spatec "spatec.dev/spatec"
 	"spatec.dev/spatec/compiler"
 )
 
@@ -36,13 +36,10 @@ func run() error {
 	out := flag.String("o", "", "write the program to this file instead of standard output")
 	flag.Parse()
 
-	root, err := repoRoot()
+	// The tree built into the binary: `go run` builds it from this checkout.
+	tree, err := compiler.Load(compiler.Options{FS: spatec.Tree, Display: "(embedded)/"})
 	if err != nil {
-		return err
-	}
-	tree, err := compiler.Load(compiler.Options{Dir: root})
-	if err != nil {
-		return fmt.Errorf("loading the CUE tree at %s: %w", root, err)
+		return fmt.Errorf("loading the CUE tree: %w", err)
 	}
 	plan, problems := tree.Resolve(*env, "vector", *variant)
 	if len(problems) > 0 {
@@ -95,23 +92,4 @@ func run() error {
 		return fmt.Errorf("writing the program: %w", err)
 	}
 	return nil
-}
-
-// repoRoot is the checkout around the working directory: the directory
-// holding cue.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "cue.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no cue.mod above the working directory; run from the checkout")
-		}
-		dir = parent
-	}
 }
