@@ -114,3 +114,19 @@ func (s *Session) newRun(plan *schema.Plan, opts Options) (*armRun, error) {
 	}
 	return run, nil
 }
+
+// containerID is the engine's id of the run's container name, arm or
+// infrastructure; "" if the run has none by that name.
+func (run *armRun) containerID(name string) string {
+	for _, c := range run.containers {
+		if c.name == name {
+			return c.id
+		}
+	}
+	for _, c := range run.s.infra {
+		if c.name == name {
+			return c.id
+		}
+	}
+	return ""
+}

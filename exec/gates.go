@@ -54,9 +54,13 @@ func (run *armRun) metrics(res drainResult) {
 			kills = max(kills, 1)
 		}
 		put("oom_kills."+c.Name, float64(kills), "count", false)
-		if c.Restarts > 0 {
+		restarts := c.Restarts
+		if run.fault != nil {
+			restarts = max(restarts, run.fault.restarts(run.containerID(c.Name)))
+		}
+		if restarts > 0 {
 			// A scenario's fault restarted it: its figures add both lives.
-			put("restarts."+c.Name, float64(c.Restarts), "count", false)
+			put("restarts."+c.Name, float64(restarts), "count", false)
 		}
 	}
 	if sum.Readings > 0 && sum.Readings < minReadings {

@@ -67,6 +67,12 @@ type fault struct {
 	begun      bool
 	start, end time.Time
 	err        error
+	// restarted is how many times the engine says the broken container
+	// was started again (or its pod made again) during the fault: the
+	// sampler sees a restart only if it reads the new life's counters
+	// before they pass the old one's, which a probe finding the new
+	// container late can miss.
+	restarted int
 
 	// dedup is what the table does with a repeated insert, and
 	// absorbedBefore the blocks the server had dropped as repeats when
@@ -170,6 +176,17 @@ func (f *fault) progress(landed, want uint64) {
 // settle waits until the fault has been injected and mended, so that the
 // gates never read a server spatec is still breaking.
 func (f *fault) settle() { <-f.done }
+
+// restarts is how many times the engine started container id again in
+// the fault: 0 for any container but the one it broke.
+func (f *fault) restarts(id string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if id != f.id {
+		return 0
+	}
+	return f.restarted
+}
 
 // outage says whether the fault has begun: from then on a refused poll
 // and the broken container's exit are what the scenario asked for.
@@ -288,6 +305,9 @@ func (f *fault) renew(ctx context.Context, doing string, end func(context.Contex
 	for bound.Err() == nil {
 		// Counted, not timed: a pod's start is given to the second.
 		if now, err := f.eng.Inspect(bound, f.id); err == nil && now.Running && now.Restarts > c.Restarts {
+			f.mu.Lock()
+			f.restarted = now.Restarts - c.Restarts
+			f.mu.Unlock()
 			return nil
 		}
 		select {
