@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"spatec.dev/spatec"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -20,20 +21,23 @@ var update = flag.Bool("update", false, "rewrite the golden plans under testdata
 // one file with a broken version of it.
 func realTree(t *testing.T) fstest.MapFS {
 	t.Helper()
+	// The files the binary embeds, read from the checkout, so that a
+	// test sees what spatec plans from.
 	m := fstest.MapFS{}
 	root := os.DirFS("..")
-	for _, pat := range []string{"cue.mod/module.cue", "schema/*.cue", "envs/*/*.cue", "envs/*/*.sql", "entrants/*/*.cue", "workloads/*/*.cue", "workloads/*/*.avsc", "workloads/*/*.sql"} {
-		files, err := fs.Glob(root, pat)
+	err := fs.WalkDir(spatec.Tree, ".", func(f string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(root, f)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		for _, f := range files {
-			b, err := fs.ReadFile(root, f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m[f] = &fstest.MapFile{Data: b}
-		}
+		m[f] = &fstest.MapFile{Data: b}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return m
 }

@@ -2,12 +2,10 @@ package compiler
 
 import (
 	"fmt"
-	"io/fs"
 	"regexp"
 	"strings"
 
 	"cuelang.org/go/cue"
-	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/parser"
 
 	"spatec.dev/spatec/internal/nearest"
@@ -112,20 +110,16 @@ func (t *Tree) docPlan() cue.Value {
 		return *t.docs
 	}
 	t.docs = &cue.Value{}
-	names, err := fs.Glob(t.files, "schema/*.cue")
+	// A source of its own, whose parser keeps comments; the schema's
+	// imports (the JDK's options) load through it.
+	src, err := newSource(t.ctx, t.files, "")
 	if err != nil {
 		return *t.docs
 	}
-	inst := build.NewContext().NewInstance("schema", nil)
-	for _, n := range names {
-		b, err := fs.ReadFile(t.files, n)
-		if err != nil {
-			return *t.docs
-		}
-		f, err := parser.ParseFile(n, b, parser.ParseComments)
-		if err != nil || inst.AddSyntax(f) != nil {
-			return *t.docs
-		}
+	src.parse = src.parse.Apply(parser.ParseComments)
+	inst := src.instance("schema")
+	if inst.Err != nil {
+		return *t.docs
 	}
 	v := t.ctx.BuildInstance(inst).LookupPath(cue.MakePath(cue.Def("Plan")))
 	t.docs = &v
