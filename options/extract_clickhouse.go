@@ -3,7 +3,6 @@ package options
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -106,24 +105,6 @@ func ExtractClickHouse(ctx context.Context, root string) (map[string][]byte, err
 		out[r.path] = b
 	}
 	return out, nil
-}
-
-// Marshal prints a registry as the committed files hold it: options and
-// their fields sorted by key, two-space indent, a final newline.
-func Marshal(r Registry) ([]byte, error) {
-	sortOptions(r.Options)
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("printing %s's registry: %w", r.System, err)
-	}
-	return append(b, '\n'), nil
-}
-
-func sortOptions(opts []Option) {
-	sort.Slice(opts, func(i, j int) bool { return opts[i].Key < opts[j].Key })
-	for i := range opts {
-		sortOptions(opts[i].Fields)
-	}
 }
 
 // chdbCoreVersion is the version requirements.txt pins.

@@ -28,7 +28,6 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"spatec.dev/spatec/exec/compile"
@@ -132,35 +131,14 @@ func ExtractConnect(ctx context.Context, root string) (map[string][]byte, error)
 				connectModule.Maven.Project + ": " + p.How + ".",
 			Options: p.Options,
 		}
-		connectSortOptions(r.Options)
-		text, err := connectJSON(r)
+		sortOptions(r.Options)
+		text, err := Marshal(r)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		out[path.Join(connectDir, name)] = text
 	}
 	return out, nil
-}
-
-// connectSortOptions sorts options, and each one's fields, by key.
-func connectSortOptions(opts []Option) {
-	slices.SortFunc(opts, func(a, b Option) int { return strings.Compare(a.Key, b.Key) })
-	for i := range opts {
-		connectSortOptions(opts[i].Fields)
-	}
-}
-
-// connectJSON is r as committed: two-space indent, text as written (no
-// HTML escapes), a final newline.
-func connectJSON(r Registry) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
 }
 
 // connectMavenRepository is Maven's local repository, where the module's build

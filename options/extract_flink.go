@@ -115,7 +115,7 @@ func ExtractFlink(ctx context.Context, root string) (map[string][]byte, error) {
 	if err := flinkCheckRegistry(r); err != nil {
 		return nil, fmt.Errorf("Flink's registry: %w", err)
 	}
-	b, err := flinkEncodeRegistry(r)
+	b, err := Marshal(r)
 	if err != nil {
 		return nil, err
 	}
@@ -197,17 +197,4 @@ func flinkCheckRegistry(r Registry) error {
 		}
 	}
 	return nil
-}
-
-// flinkEncodeRegistry writes r as a registry file: two-space indents, keys with
-// their angle brackets as written (metrics.reporter.<name>.interval).
-func flinkEncodeRegistry(r Registry) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
-		return nil, fmt.Errorf("encoding %s's registry: %w", r.System, err)
-	}
-	return b.Bytes(), nil
 }

@@ -3,7 +3,6 @@ package options
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -144,7 +143,7 @@ func ExtractVectorFrom(ctx context.Context, gitDir string) (map[string][]byte, e
 			Required: true,
 			Doc:      "The component type.",
 		})
-		sortVectorOptions(opts)
+		sortOptions(opts)
 		reg := Registry{
 			System:  "Vector",
 			Version: vectorVersion,
@@ -154,7 +153,7 @@ func ExtractVectorFrom(ctx context.Context, gitDir string) (map[string][]byte, e
 				vectorTag, vectorCommit, vectorRef, ownPath, strings.TrimSuffix(c.kind, "s"), vectorRef, basePath, c.kind, vectorRef),
 			Options: opts,
 		}
-		b, err := marshalVectorRegistry(reg)
+		b, err := Marshal(reg)
 		if err != nil {
 			return nil, err
 		}
@@ -186,7 +185,7 @@ func ExtractVectorFrom(ctx context.Context, gitDir string) (map[string][]byte, e
 			vectorTag, vectorCommit, vectorRef, globalPath),
 		Options: opts,
 	}
-	b, err := marshalVectorRegistry(reg)
+	b, err := Marshal(reg)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +253,7 @@ func vectorOptions(block cue.Value, where string) ([]Option, error) {
 		}
 		opts = append(opts, o)
 	}
-	sortVectorOptions(opts)
+	sortOptions(opts)
 	return opts, nil
 }
 
@@ -444,21 +443,4 @@ func vectorFirstSentence(desc string) string {
 		s = strings.TrimRight(s[:cut], " ,;:") + "…"
 	}
 	return s
-}
-
-func sortVectorOptions(opts []Option) {
-	slices.SortFunc(opts, func(a, b Option) int { return strings.Compare(a.Key, b.Key) })
-}
-
-// marshalVectorRegistry is a registry's committed form: JSON, 2-space indent,
-// a final newline; '<' and '&' in docs are written as themselves.
-func marshalVectorRegistry(r Registry) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
-		return nil, fmt.Errorf("options: encoding %s's registry: %w", r.System, err)
-	}
-	return buf.Bytes(), nil
 }

@@ -36,7 +36,7 @@ func TestRegistryCUEIsTheJSONs(t *testing.T) {
 		t.Fatal("no registries under options/")
 	}
 	for dir, files := range byDir {
-		got, err := CUE(dir, files, Ownership(dir))
+		got, err := CUE(dir, files, LayoutOf(filepath.Base(dir)))
 		if err != nil {
 			t.Fatalf("%s: %v", dir, err)
 		}
