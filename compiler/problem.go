@@ -105,10 +105,10 @@ func posOf(v cue.Value) string {
 
 func isSchema(p token.Pos) bool { return isSchemaFile(p.Filename()) }
 
-// isSchemaFile reports whether a file is not the author's: the schema, or
-// the package generated to resolve the plans.
+// isSchemaFile reports whether a file is not the author's: the schema, a
+// system's option registry, or the package generated to resolve the plans.
 func isSchemaFile(f string) bool {
-	return f == "" || strings.Contains(f, "schema/") || strings.Contains(f, plansDir+"/")
+	return f == "" || strings.Contains(f, "schema/") || strings.Contains(f, "options/") || strings.Contains(f, plansDir+"/")
 }
 
 // fromError turns a CUE error into problems, one per error it holds. The

@@ -248,7 +248,9 @@ type closer struct {
 // closed writes def, which closes a configuration over parts: each
 // option an optional field of its type (under its part's prefix), and a
 // pattern on every other name that refuses it with the nearest key of
-// the registry index names. A struct option's block is closed the same
+// the registry index names. An option the contract owns is refused: the
+// binding writes it beside the author's keys, never among them. A struct
+// option's block is closed the same
 // way, by a definition of its own. Each error disjunct unifies with the
 // author's value (int & string), which puts the author's line in the
 // official tool's message. Fields and a pattern cost CUE next to nothing
@@ -258,7 +260,6 @@ func (w closer) closed(def, index, in string, parts []part) {
 	b := w.b
 	fmt.Fprintf(b, "\n// %s is a configuration closed over %s.\n", def, in)
 	fmt.Fprintf(b, "%s: {\n", def)
-	b.WriteString("\t// #bound holds the values the contract's binding gives the options\n\t// it owns: an author's value is refused unless it is the binding's.\n\t#bound: {...}\n")
 	var keys []string
 	type block struct {
 		def, index, in string
@@ -272,8 +273,10 @@ func (w closer) closed(def, index, in string, parts []part) {
 			k := strconv.Quote(key)
 			fmt.Fprintf(b, "\t// %s\n", docOf(o))
 			if own, ok := ownerOf(o, w.layout.Owned); ok {
+				// The binding writes it beside the author's keys, never
+				// among them.
 				msg := fmt.Sprintf("%s: %s in %s sets what the contract owns: %s; remove the key", own.Owns, key, in, own.Bind)
-				fmt.Fprintf(b, "\t%s?: [if #bound[%s] != _|_ {#bound[%s]}, int & string][0] | error(%s)\n", k, k, k, quote(msg))
+				fmt.Fprintf(b, "\t%s?: int & string | error(%s)\n", k, quote(msg))
 				continue
 			}
 			switch {
