@@ -20,6 +20,7 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/parser"
 
 	"spatec.dev/spatec/internal/nearest"
@@ -163,7 +164,13 @@ func (t *Tree) checkEnvironments(schemaPath string) {
 	for _, name := range t.Environments() {
 		v := t.envs[name].value
 		ps := ownProblems(v, schemaPath)
-		if err := v.Validate(cue.Concrete(true)); err != nil {
+		err := v.Validate(cue.Concrete(true))
+		// _failures is _problems again, as errors for the official tool:
+		// said once above, at its field's line.
+		if err != nil && len(ps) > 0 {
+			err = withoutHidden(err, "_failures")
+		}
+		if err != nil {
 			for _, p := range dedupe(fromError(err, "C15", name, envSite(v))) {
 				if !slices.ContainsFunc(ps, func(o Problem) bool { return o.Rule == p.Rule && o.Message == p.Message }) {
 					ps = append(ps, p)
@@ -177,6 +184,21 @@ func (t *Tree) checkEnvironments(schemaPath string) {
 		t.envProblems[name] = ps
 		t.broken = append(t.broken, ps...)
 	}
+}
+
+// withoutHidden drops from err every error on a field under the hidden
+// field label; nil when none is left.
+func withoutHidden(err error, label string) error {
+	var out cueerrors.Error
+	for _, e := range cueerrors.Errors(err) {
+		if !slices.Contains(e.Path(), label) {
+			out = cueerrors.Append(out, e)
+		}
+	}
+	if out == nil {
+		return nil
+	}
+	return out
 }
 
 // ownProblems decodes an environment's own problems, each at the line of

@@ -33,6 +33,9 @@ type mustFail struct {
 	// to see the same input: the entrant's own plans.cue importing an
 	// environment it now supports.
 	cueEdit [3]string
+	// alone says the problem is the only one `spatec vet` prints for the
+	// whole tree: no echo of it, no consequence of it elsewhere.
+	alone bool
 	// spatecOnly says why the official tool cannot see this problem, for
 	// the few that only `spatec vet` finds (TestCueVetAgrees skips them).
 	spatecOnly string
@@ -468,6 +471,11 @@ var mustFails = []mustFail{
 		old: "envelope: memory: 1 * GiB", new: "envelope: memory: 1 * GiB\n\tscenarios: \"broker-restart\": {component: \"broker\", action: \"restart\"}",
 		env: "local", entrant: "reference", rule: "scenario", line: `scenarios: "broker-restart"`,
 		message: "local: scenario broker-restart hits the broker, which runs embedded rather than in a container spatec started, so spatec cannot act on it"},
+	{name: "scenario: a restart with a pause, said once", file: localContainersFile,
+		old: "component: \"broker\"\n\t\t\taction:    \"restart\"", new: "component: \"broker\"\n\t\t\taction:    \"restart\"\n\t\t\tpause:     5",
+		env: "local-containers", entrant: "reference", rule: "scenario", line: "pause:     5", alone: true,
+		message: "local-containers: scenario broker-restart restarts the broker at once, so a pause of 5 s is never taken; write pause: 0",
+		fix:     [2]string{"pause:     5", "pause:     0"}},
 	{name: "scenario: a service the environment does not have", file: localFile,
 		old: "envelope: memory: 1 * GiB", new: "envelope: memory: 1 * GiB\n\tscenarios: \"registry-restart\": {component: \"registry\", action: \"restart\"}",
 		env: "local", entrant: "reference", rule: "scenario", line: `scenarios: "registry-restart"`,
@@ -657,6 +665,11 @@ func TestMustFail(t *testing.T) {
 // problem says notIn, and that the hint, applied, resolves the plan clean.
 func (c mustFail) checkRest(t *testing.T, fsys fstest.MapFS, edited string, problems []Problem) {
 	t.Helper()
+	if c.alone {
+		if all := vetAll(loadTree(t, fsys)); len(all) != 1 {
+			t.Errorf("spatec vet must print this one problem and nothing else; it prints %d:\n%s", len(all), joinProblems(all))
+		}
+	}
 	if c.notIn != "" {
 		for _, pr := range problems {
 			if strings.Contains(pr.String(), c.notIn) {
@@ -730,6 +743,15 @@ func lineOf(t *testing.T, src, text string) int {
 		t.Fatalf("fixture: %q not in the edited file", text)
 	}
 	return strings.Count(src[:i], "\n") + 1
+}
+
+// vetAll is every problem `spatec vet` prints for a tree.
+func vetAll(tr *Tree) []Problem {
+	problems := tr.Broken()
+	for _, id := range tr.Plans() {
+		problems = append(problems, tr.Check(id.Env, id.Entrant, id.Variant)...)
+	}
+	return Dedupe(problems)
 }
 
 func joinProblems(ps []Problem) string {
