@@ -118,7 +118,7 @@ func isSchemaFile(f string) bool {
 // at, when not nil, is the value the error's paths are relative to.
 func fromError(err error, fallback, where string, at *site) []Problem {
 	var out []Problem
-	errs, said, marked := guards(rootCauses(errors.Errors(err)))
+	errs, said, marked := guards(disjunctions(rootCauses(errors.Errors(err))))
 	for _, e := range errs {
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)
@@ -162,7 +162,7 @@ var ruleID = regexp.MustCompile(`^(C[0-9]+): `)
 
 // twoValues reads a conflict between two values, each a string, a number
 // or a boolean.
-var twoValues = regexp.MustCompile(`^conflicting values ("[^"]*"|[0-9.]+|true|false) and ("[^"]*"|[0-9.]+|true|false)`)
+var twoValues = regexp.MustCompile(`^conflicting values ("[^"]*"|-?[0-9.]+|true|false) and ("[^"]*"|-?[0-9.]+|true|false)`)
 
 // twice says, of a conflict between two values an author wrote (a key
 // given twice, in one file or two), where both are, so that one is kept.
@@ -247,6 +247,129 @@ func rootCauses(errs []errors.Error) []errors.Error {
 	}
 	return out
 }
+
+// disjunctions says each field a disjunction refused once, in what is
+// allowed there, never as a conflict with a default the author did not
+// write. CUE reports an empty disjunction as a header ("2 errors in empty
+// disjunction:") and one error per alternative: for `*0.5 | number & <1`
+// given 1.5, "conflicting values 0.5 and 1.5" (the default, not a value of
+// the author's) and "invalid value 1.5 (out of bound <1)". The header
+// goes; a conflict with one of the schema's literals goes where another
+// alternative says what is allowed; where every alternative is a literal
+// (an enum, `*"amd64" | "arm64"`), they become one "invalid value "arm"
+// (allowed: "amd64", "arm64")". A header with no alternatives of its own
+// (a hidden field computed from one in error) is a consequence, and goes
+// when anything else is said.
+func disjunctions(errs []errors.Error) []errors.Error {
+	type group struct {
+		header   bool
+		literals []errors.Error // conflicts with a literal of the schema's
+		others   int
+	}
+	groups := map[string]*group{}
+	at := func(e errors.Error) *group {
+		k := strings.Join(e.Path(), "\x00")
+		if groups[k] == nil {
+			groups[k] = &group{}
+		}
+		return groups[k]
+	}
+	for _, e := range errs {
+		g := at(e)
+		switch msg := message(e); {
+		case emptyDisjunction.MatchString(msg):
+			g.header = true
+		case schemaLiteral(e, msg):
+			g.literals = append(g.literals, e)
+		default:
+			g.others++
+		}
+	}
+	said := 0 // errors other than a header or a default
+	for _, g := range groups {
+		said += g.others
+		if len(g.literals) > 0 && (!g.header || g.others == 0) {
+			said++
+		}
+	}
+	var out []errors.Error
+	for _, e := range errs {
+		g, msg := at(e), message(e)
+		switch {
+		case emptyDisjunction.MatchString(msg):
+			if said == 0 {
+				out = append(out, e)
+			}
+		case !g.header || !schemaLiteral(e, msg):
+			out = append(out, e)
+		case g.others > 0:
+			// Another alternative says what is allowed.
+		case e == g.literals[0]:
+			out = append(out, enumError(e, g.literals))
+		}
+	}
+	return out
+}
+
+// message is an error's message, formatted.
+func message(e errors.Error) string {
+	format, args := e.Msg()
+	return fmt.Sprintf(format, args...)
+}
+
+// schemaLiteral reports whether an error is a conflict between two
+// literals one of which the schema wrote (a default, an enum's member):
+// a key given twice by the author has no schema position.
+func schemaLiteral(e errors.Error, msg string) bool {
+	if !twoValues.MatchString(msg) {
+		return false
+	}
+	return slices.ContainsFunc(errors.Positions(e), func(p token.Pos) bool { return p.IsValid() && isSchema(p) })
+}
+
+// enumError says, of the conflicts of one value with each literal of an
+// enum, the value found and the literals allowed.
+func enumError(first errors.Error, conflicts []errors.Error) errors.Error {
+	count := map[string]int{}
+	var order []string
+	for _, e := range conflicts {
+		m := twoValues.FindStringSubmatch(message(e))
+		for _, v := range m[1:3] {
+			if count[v] == 0 {
+				order = append(order, v)
+			}
+			count[v]++
+		}
+	}
+	found := ""
+	var allowed []string
+	for _, v := range order {
+		if count[v] == len(conflicts) && found == "" && len(conflicts) > 1 {
+			found = v
+			continue
+		}
+		allowed = append(allowed, v)
+	}
+	if found == "" {
+		// One literal alternative: the author's value is the second CUE
+		// names, as it names the schema's first here.
+		m := twoValues.FindStringSubmatch(message(first))
+		found, allowed = m[2], []string{m[1]}
+	}
+	return said{first, fmt.Sprintf("invalid value %s (allowed: %s)", found, strings.Join(allowed, ", "))}
+}
+
+// said is an error with another message, its path and positions kept.
+type said struct {
+	cause errors.Error
+	msg   string
+}
+
+func (s said) Position() token.Pos         { return s.cause.Position() }
+func (s said) InputPositions() []token.Pos { return s.cause.InputPositions() }
+func (s said) Path() []string              { return s.cause.Path() }
+func (s said) Msg() (string, []any)        { return "%s", []any{s.msg} }
+func (s said) Error() string               { return s.msg }
 
 // blame picks the position an author should look at: a line of their own
 // file rather than the schema's, in the environment file when the field
@@ -368,6 +491,9 @@ func explain(field, msg string) string {
 	case strings.Contains(msg, "conflicting values") && strings.HasSuffix(field, ".cpus"):
 		if m := numberString.FindStringSubmatch(msg); m != nil {
 			return fmt.Sprintf("%s: %s; CPUs are a number, not a string: write %s", field, msg, m[1])
+		}
+		if twoValues.MatchString(msg) {
+			return field + ": " + msg // two values: twice says where
 		}
 		return fmt.Sprintf("%s: %s; CPUs are a number with at most two decimal places", field, msg)
 	case strings.HasSuffix(field, ".cpus") && strings.Contains(msg, "out of bound >0"):
