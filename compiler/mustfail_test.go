@@ -497,6 +497,13 @@ var mustFails = []mustFail{
 		old: "partitions: 32", new: "partitions: 32\n\treserve: cpus: 1\n\treserve: cpus: 2",
 		env: "bench-96c", entrant: "vector", rule: "C15", line: "reserve: cpus: 2", alone: true,
 		message: "env.reserve.cpus: conflicting values 2 and 1; the field is given two values", notIn: "conflicting values 0"},
+	// An envelope written without its unit is one problem, at the
+	// environment's line, not every arm's heap and footprint after it.
+	{name: "C1 envelope memory without a unit", file: localContainersFile,
+		old: "envelope: memory: 2 * GiB", new: "envelope: memory: 2048",
+		env: "local-containers", entrant: "reference", rule: "C1", alone: true,
+		message: "local-containers: envelope.memory is 2048 bytes, below the 6 MiB the engine runs a container in; memory is integer bytes: write it with a unit, e.g. envelope: memory: 2048 * schema.MiB",
+		fix:     [2]string{"envelope: memory: 2048", "envelope: memory: 2048 * schema.MiB"}},
 	{name: "scenario: a restart with a pause, said once", file: localContainersFile,
 		old: "component: \"broker\"\n\t\t\taction:    \"restart\"", new: "component: \"broker\"\n\t\t\taction:    \"restart\"\n\t\t\tpause:     5",
 		env: "local-containers", entrant: "reference", rule: "scenario", line: "pause:     5", alone: true,
