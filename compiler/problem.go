@@ -122,6 +122,11 @@ func fromError(err error, fallback, where string, at *site) []Problem {
 	for _, e := range errs {
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)
+		// A required field the author wrote, in error only through what
+		// it is made from, is not missing: its cause is said.
+		if missingGuard(e) && at != nil && len(errs) > 1 && written(at.value(fieldPath(e))) {
+			continue
+		}
 		// cue/build says only "import failed"; its cause says why.
 		if cause := errors.Unwrap(e); format == "import failed" && cause != nil {
 			msg += ": " + cause.Error()
@@ -223,12 +228,43 @@ func rootCauses(errs []errors.Error) []errors.Error {
 	// A builtin that cannot encode a value (yaml.Marshal of a file), or an
 	// interpolation of a value in error, only echoes the error in the
 	// value: with that error present, it goes.
-	echo := func(format string) bool {
+	builtin := func(format string) bool {
 		return strings.HasPrefix(format, "error in call to ") || strings.HasPrefix(format, "invalid interpolation")
+	}
+	echoed := map[string]bool{} // the fields with such an echo
+	for _, e := range errs {
+		if format, _ := e.Msg(); builtin(format) {
+			echoed[strings.Join(e.Path(), "\x00")] = true
+		}
+	}
+	echo := func(e errors.Error) bool {
+		format, _ := e.Msg()
+		msg := message(e)
+		switch {
+		case builtin(format):
+			return true
+		case ruleID.MatchString(msg) && !fieldGuard(e) && echoed[strings.Join(e.Path(), "\x00")]:
+			// A guard (#Bytes' error disjunct) on a field the schema
+			// computes from a value in error (a heap of list.Min):
+			// refused for what it is made from.
+			return true
+		}
+		// An operation on a field that has an error of its own
+		// (!parallelism of a string) follows from that error.
+		m := invalidOperation.FindStringSubmatch(msg)
+		if m == nil {
+			return false
+		}
+		for _, o := range errs {
+			if p := o.Path(); len(p) > 0 && !invalidOperation.MatchString(message(o)) && slices.Contains(identifier.FindAllString(m[1], -1), p[len(p)-1]) {
+				return true
+			}
+		}
+		return false
 	}
 	var causes int
 	for _, e := range errs {
-		if format, _ := e.Msg(); !echo(format) {
+		if !echo(e) {
 			causes++
 		}
 	}
@@ -240,7 +276,7 @@ func rootCauses(errs []errors.Error) []errors.Error {
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)
 		name, isRef := strings.CutPrefix(msg, "required field missing: ")
-		if isRef && missing[name] || len(missing) > 0 && msg == "invalid interpolation" || causes > 0 && echo(format) {
+		if isRef && missing[name] || len(missing) > 0 && msg == "invalid interpolation" || causes > 0 && echo(e) {
 			continue
 		}
 		out = append(out, e)
@@ -371,6 +407,19 @@ func (s said) Path() []string              { return s.cause.Path() }
 func (s said) Msg() (string, []any)        { return "%s", []any{s.msg} }
 func (s said) Error() string               { return s.msg }
 
+// invalidOperation reads the operation CUE could not apply, and
+// identifier the names of the fields in it.
+var (
+	invalidOperation = regexp.MustCompile(`^invalid operation (.+) \(`)
+	identifier       = regexp.MustCompile(`[A-Za-z_#][A-Za-z0-9_]*`)
+)
+
+// written reports whether a value has a position in an author's file.
+func written(v cue.Value) bool {
+	p := posOf(v)
+	return p != "" && !isSchemaFile(p)
+}
+
 // blame picks the position an author should look at: a line of their own
 // file rather than the schema's, in the environment file when the field
 // belongs to the environment, else in the entrant; within that file the
@@ -465,6 +514,7 @@ var outOfBound = regexp.MustCompile(`^invalid value (\S+) \(out of bound (>=|<=|
 // out of a conflict ("96G", "4"), to say how to write it.
 var (
 	sizeString   = regexp.MustCompile(`conflicting values "([0-9]+) ?([KMGT])(?:i?B)?"`)
+	boolString   = regexp.MustCompile(`conflicting values "(true|false)" and bool `)
 	numberString = regexp.MustCompile(`conflicting values "([0-9]+(?:\.[0-9]+)?)"`)
 )
 
@@ -500,6 +550,8 @@ func explain(field, msg string) string {
 		return fmt.Sprintf("%s: %s; a container needs some CPU to run at all: give it at least 0.01 (the quota grain), a data plane envelope.cpus, a control plane at most env.controlPlane.cpus", field, msg)
 	case strings.HasSuffix(field, ".memory") && strings.Contains(msg, "out of bound >0"):
 		return fmt.Sprintf("%s: %s; a container needs memory to run at all: give it integer bytes above 0 (write 1 * GiB), a data plane envelope.memory", field, msg)
+	case boolString.MatchString(msg):
+		return fmt.Sprintf("%s: %s; a boolean, not a string: write %s: %s", field, msg, lastName(field), boolString.FindStringSubmatch(msg)[1])
 	case numberString.MatchString(msg) && strings.Contains(msg, "mismatched types string"):
 		return fmt.Sprintf("%s: %s; a number, not a string: write %s: %s", field, msg, lastName(field), numberString.FindStringSubmatch(msg)[1])
 	case knobValue.MatchString(field) && strings.Contains(msg, "mismatched types"):
