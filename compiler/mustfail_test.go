@@ -518,6 +518,11 @@ var mustFails = []mustFail{
 		message: `entrant.knobs.tasks.parallelism: conflicting values "true" and bool (mismatched types string and bool); a boolean, not a string: write parallelism: true`,
 		notIn:   "a memory size is integer bytes",
 		fix:     [2]string{`parallelism: "true"`, "parallelism: true"}},
+	// A package with no name makes none of its plans: said at its file.
+	{name: "C15 an entrant's name deleted", file: vectorFile,
+		old: "\tname:        \"vector\"\n", new: "",
+		rule: "C15", line: "#entrant: schema.#Entrant & {", alone: true,
+		message: `entrants/vector: entrant.name is missing; it is required (it is how plans and the command line name it), and without it none of its plans is made: add name: "vector"`},
 	{name: "scenario: a restart with a pause, said once", file: localContainersFile,
 		old: "component: \"broker\"\n\t\t\taction:    \"restart\"", new: "component: \"broker\"\n\t\t\taction:    \"restart\"\n\t\t\tpause:     5",
 		env: "local-containers", entrant: "reference", rule: "scenario", line: "pause:     5", alone: true,
@@ -852,6 +857,25 @@ func hasProblem(ps []Problem, prefix string) bool {
 // TestEnvironmentProblemReportedOnce deletes an environment's ClickHouse
 // block: the problem is named once, at the environment's own file, and
 // none of its consequences is reported in any entrant or in the schema.
+// TestUnmadePlansCounted: a package whose name is gone makes none of its
+// plans, and the tree says how many and why, for the plan count.
+func TestUnmadePlansCounted(t *testing.T) {
+	fsys := realTree(t)
+	for file, name := range map[string]string{vectorFile: "\tname:        \"vector\"\n", benchFile: "\tname:        \"bench-96c\"\n"} {
+		src := string(fsys[file].Data)
+		if strings.Count(src, name) != 1 {
+			t.Fatalf("fixture: %q not once in %s", name, file)
+		}
+		fsys[file] = &fstest.MapFile{Data: []byte(strings.Replace(src, name, "", 1))}
+	}
+	got := loadTree(t, fsys).Unmade()
+	// vector's plans on bench-96c are counted with vector's.
+	want := []Unmade{{Dir: "envs/bench-96c", Plans: 6, Why: "it has no name"}, {Dir: "entrants/vector", Plans: 9, Why: "it has no name"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("unmade plans: got %+v, want %+v", got, want)
+	}
+}
+
 func TestEnvironmentProblemReportedOnce(t *testing.T) {
 	fsys := realTree(t)
 	src := string(fsys[benchFile].Data)
