@@ -145,6 +145,7 @@ func Load(opts Options) (*Tree, error) {
 			sound = append(sound, dir)
 		}
 	}
+	t.broken = append(t.broken, src.clauseClashes(sound)...)
 	if err := t.loadWorkloads(src, opts.files()); err != nil {
 		return nil, err
 	}

@@ -953,3 +953,41 @@ func TestFlinkGetsTheAlignmentItsHeapNeeds(t *testing.T) {
 		t.Errorf("env.java.opts.taskmanager %q; want -XX:ObjectAlignmentInBytes=16 there, in the config.yaml Flink reads", got)
 	}
 }
+
+// TestCopiedPackageKeepsItsClause: an environment copied to a new
+// directory with its package clause left as it was is refused at that
+// clause, once, with the clause to write; the official tool refuses the
+// entrant's import of it. With the clause written, both pass.
+func TestCopiedPackageKeepsItsClause(t *testing.T) {
+	fsys := realTree(t)
+	for name, f := range fsys {
+		if rest, ok := strings.CutPrefix(name, "envs/local-containers/"); ok {
+			fsys["envs/new-env/"+rest] = &fstest.MapFile{Data: []byte(strings.Replace(string(f.Data), `name:        "local-containers"`, `name:        "new-env"`, 1))}
+		}
+	}
+	edit := func(file, old, new string) {
+		src := string(fsys[file].Data)
+		if strings.Count(src, old) != 1 {
+			t.Fatalf("fixture: %q not once in %s", old, file)
+		}
+		fsys[file] = &fstest.MapFile{Data: []byte(strings.Replace(src, old, new, 1))}
+	}
+	edit(referenceFile, `supports: ["local", `, `supports: ["new-env", "local", `)
+	edit("entrants/reference/plans.cue", "\tlocalcontainers \"", "\tnewenv \"spatec.dev/spatec/envs/new-env:newenv\"\n\tlocalcontainers \"")
+	edit("entrants/reference/plans.cue", "\t\t\"local-containers\": localcontainers.env\n", "\t\t\"local-containers\": localcontainers.env\n\t\t\"new-env\":          newenv.env\n")
+
+	got := vetAll(loadTree(t, fsys))
+	src := string(fsys["envs/new-env/env.cue"].Data)
+	want := fmt.Sprintf("envs/new-env/env.cue:%d: layout: envs/new-env is package localcontainers, as envs/local-containers is; a copied package keeps the package clause of its original: write `package newenv` in each of envs/new-env's files", lineOf(t, src, "package localcontainers"))
+	if len(got) != 1 || !strings.HasPrefix(got[0].String(), want) {
+		t.Fatalf("want one problem starting %q; got:\n%s", want, joinProblems(got))
+	}
+	for name, f := range fsys {
+		if strings.HasPrefix(name, "envs/new-env/") {
+			fsys[name] = &fstest.MapFile{Data: []byte(strings.Replace(string(f.Data), "package localcontainers", "package newenv", 1))}
+		}
+	}
+	if got := vetAll(loadTree(t, fsys)); len(got) != 0 {
+		t.Fatalf("the clause written, problems remain:\n%s", joinProblems(got))
+	}
+}
