@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -142,8 +143,8 @@ var mustFails = []mustFail{
 	// do not overlap.
 	{name: "C15 cpuset that does not parse", file: benchFile,
 		old: "nofile:   262144", new: "nofile:   262144\n\t\t\tcpuset: \"0-3x\"",
-		env: "bench-96c", entrant: "vector", rule: "C15",
-		message: `bench-96c's clickhouse has cpuset "0-3x", which is not a CPU list`, line: `cpuset: "0-3x"`},
+		env: "bench-96c", entrant: "vector", rule: "C15", alone: true,
+		message: `bench-96c: service clickhouse has cpuset "0-3x", which is not a CPU list`, line: `cpuset: "0-3x"`},
 	// The engine runs the harness's image by digest on c8g: the digest is
 	// the sink's tag's, so a sink on another tag is refused.
 	{name: "C15 engine digest beside another sink version", file: c8gFile,
@@ -989,5 +990,41 @@ func TestCopiedPackageKeepsItsClause(t *testing.T) {
 	}
 	if got := vetAll(loadTree(t, fsys)); len(got) != 0 {
 		t.Fatalf("the clause written, problems remain:\n%s", joinProblems(got))
+	}
+}
+
+// TestCpusetsOfAnEnvironmentAlone: an environment's services' cpusets
+// are checked with the environment, whether or not an entrant supports
+// it (here none is left in the tree): beyond the host, and overlapping.
+func TestCpusetsOfAnEnvironmentAlone(t *testing.T) {
+	fsys := realTree(t)
+	for name := range fsys {
+		if strings.HasPrefix(name, "entrants/") {
+			delete(fsys, name)
+		}
+	}
+	src := string(fsys[localContainersFile].Data)
+	for _, e := range [][2]string{
+		{"\t\t\tcpus:   0.25\n\t\t\tmemory: 1 * GiB\n", "\t\t\tcpus:   0.25\n\t\t\tmemory: 1 * GiB\n\t\t\tcpuset: \"1\"\n"},
+		{"\t\t\tcpus:   0.2\n\t\t\tmemory: 512 * MiB\n", "\t\t\tcpus:   0.2\n\t\t\tmemory: 512 * MiB\n\t\t\tcpuset: \"1-2\"\n"},
+	} {
+		if strings.Count(src, e[0]) != 1 {
+			t.Fatalf("fixture: %q not once in %s", e[0], localContainersFile)
+		}
+		src = strings.Replace(src, e[0], e[1], 1)
+	}
+	fsys[localContainersFile] = &fstest.MapFile{Data: []byte(src)}
+	got := vetAll(loadTree(t, fsys))
+	want := []string{
+		fmt.Sprintf("%s:%d: C4: local-containers: service registry has cpuset 1-2, but the host has CPUs 0-1; pin it to CPUs the host has", localContainersFile, lineOf(t, src, `cpuset: "1-2"`)),
+		fmt.Sprintf("%s:%d: C4: local-containers: service broker (cpuset 1) and service registry (cpuset 1-2) share CPUs 1; cpusets of one environment do not overlap", localContainersFile, lineOf(t, src, `cpuset: "1-2"`)),
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(got, func(p Problem) bool { return p.String() == w }) {
+			t.Errorf("no problem %q; got:\n%s", w, joinProblems(got))
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("want %d problems; got:\n%s", len(want), joinProblems(got))
 	}
 }
