@@ -432,6 +432,12 @@ var mustFails = []mustFail{
 		env: "local", entrant: "reference", rule: "footprint",
 		message: "footprint study memory has floor 2 GiB, not below local's envelope of 1 GiB (envelope.memory); the study steps down from the envelope: write floor: 512 * schema.MiB",
 		fix:     [2]string{"floor:      2 * schema.GiB", "floor:      512 * schema.MiB"}},
+	// Where half the envelope is below what the engine can set, no floor
+	// passes: the hint names the field that must move.
+	{name: "footprint: no floor fits the envelope", file: localFile,
+		old: "envelope: memory: 1 * GiB", new: "envelope: memory: 8 * schema.MiB",
+		env: "local", entrant: "reference", rule: "footprint", lineInFile: referenceFile, line: "floor:      16 * schema.MiB",
+		message: "footprint study memory has floor 16 MiB, not below local's envelope of 8 MiB (envelope.memory); the study steps down from the envelope: no floor fits between the engine's 6 MiB and that envelope: raise local's envelope.memory"},
 	{name: "footprint: a memory floor the engine cannot set", file: referenceFile,
 		old: "floor:      16 * schema.MiB", new: "floor:      1000",
 		env: "local", entrant: "reference", rule: "footprint",
@@ -532,7 +538,8 @@ var mustFails = []mustFail{
 	{name: "scenario: a service the environment does not have", file: localFile,
 		old: "envelope: memory: 1 * GiB", new: "envelope: memory: 1 * GiB\n\tscenarios: \"registry-restart\": {component: \"registry\", action: \"restart\"}",
 		env: "local", entrant: "reference", rule: "scenario", line: `scenarios: "registry-restart"`,
-		message: "local: scenario registry-restart hits the registry, which the environment does not have (its infrastructure: broker, clickhouse); write one of those, or data-plane"},
+		message: "local: scenario registry-restart hits the registry, which the environment does not have (its infrastructure: broker, clickhouse); write \"data-plane\"", notIn: `"broker" or`,
+		fix: [2]string{`component: "registry"`, `component: "data-plane"`}},
 	{name: "scenario: on Kubernetes, other than the data plane killed", file: k8sFile,
 		old: "envelope: memory: 1 * GiB", new: "envelope: memory: 1 * GiB\n\tscenarios: \"arm-paused\": {component: \"data-plane\", action: \"pause\", pause: 10}",
 		env: "k8s-single", entrant: "reference", rule: "scenario", line: `scenarios: "arm-paused"`,
