@@ -20,6 +20,7 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/parser"
 
 	"spatec.dev/spatec/internal/nearest"
@@ -59,8 +60,12 @@ type Tree struct {
 	// broken lists the problems of packages that did not build; they
 	// belong to no single plan.
 	broken []Problem
-	// brokenDirs are the packages that did not build.
+	// brokenDirs are the packages that did not build, or whose name
+	// cannot be read.
 	brokenDirs []string
+	// unnamed holds, by directory, each package whose name cannot be
+	// read: its plans cannot be made, and Unmade counts them.
+	unnamed map[string]cue.Value
 	// envProblems holds, by environment, what is wrong with the
 	// environment on its own. Its plans report these and nothing else:
 	// a missing block would otherwise echo through every entrant.
@@ -140,10 +145,15 @@ func Load(opts Options) (*Tree, error) {
 			sound = append(sound, dir)
 		}
 	}
+	t.broken = append(t.broken, src.clauseClashes(sound)...)
 	if err := t.loadWorkloads(src, opts.files()); err != nil {
 		return nil, err
 	}
+	broken, brokenDirs := len(t.broken), len(t.brokenDirs)
 	if t.buildTogether(src, sound) != nil {
+		// Built apart, each package is said again, at its own file
+		// rather than the generated package's.
+		t.broken, t.brokenDirs, t.unnamed = t.broken[:broken], t.brokenDirs[:brokenDirs], nil
 		t.envs, t.entrants, t.plans = map[string]unit{}, map[string]unit{}, cue.Value{}
 		t.buildApart(src, schemaInst, sound)
 	}
@@ -163,7 +173,13 @@ func (t *Tree) checkEnvironments(schemaPath string) {
 	for _, name := range t.Environments() {
 		v := t.envs[name].value
 		ps := ownProblems(v, schemaPath)
-		if err := v.Validate(cue.Concrete(true)); err != nil {
+		err := v.Validate(cue.Concrete(true))
+		// _failures is _problems again, as errors for the official tool:
+		// said once above, at its field's line.
+		if err != nil && len(ps) > 0 {
+			err = withoutHidden(err, "_failures")
+		}
+		if err != nil {
 			for _, p := range dedupe(fromError(err, "C15", name, envSite(v))) {
 				if !slices.ContainsFunc(ps, func(o Problem) bool { return o.Rule == p.Rule && o.Message == p.Message }) {
 					ps = append(ps, p)
@@ -177,6 +193,21 @@ func (t *Tree) checkEnvironments(schemaPath string) {
 		t.envProblems[name] = ps
 		t.broken = append(t.broken, ps...)
 	}
+}
+
+// withoutHidden drops from err every error on a field under the hidden
+// field label; nil when none is left.
+func withoutHidden(err error, label string) error {
+	var out cueerrors.Error
+	for _, e := range cueerrors.Errors(err) {
+		if !slices.Contains(e.Path(), label) {
+			out = cueerrors.Append(out, e)
+		}
+	}
+	if out == nil {
+		return nil
+	}
+	return out
 }
 
 // ownProblems decodes an environment's own problems, each at the line of
@@ -392,9 +423,23 @@ func (t *Tree) add(dir, field string, fv cue.Value) error {
 		p = Problem{Pos: t.display + dir, Rule: "layout",
 			Message: fmt.Sprintf("package %s declares no `%s:` field; declare `%s: schema.%s & {…}`", dir, declared(field), declared(field), map[string]string{"env": "#Environment", "entrant": "#Entrant"}[field])}
 	} else if name, err := fv.LookupPath(cue.ParsePath("name")).String(); err != nil {
-		ps := fromError(err, "C15", dir, nil)
-		p = ps[0]
-		t.broken = append(t.broken, ps[1:]...)
+		if t.unnamed == nil {
+			t.unnamed = map[string]cue.Value{}
+		}
+		if _, seen := t.unnamed[dir]; !seen {
+			t.brokenDirs = append(t.brokenDirs, dir)
+		}
+		t.unnamed[dir] = fv
+		if nv := fv.LookupPath(cue.ParsePath("name")); written(nv) {
+			ps := fromError(err, "C15", dir, nil)
+			p = ps[0]
+			t.broken = append(t.broken, ps[1:]...)
+		} else {
+			// Said at the file, as the schema says it: with no name,
+			// nothing can select the package, and its plans are not made.
+			p = Problem{Pos: posOf(fv), Rule: "C15",
+				Message: fmt.Sprintf("%s: %s.name is missing; it is required (it is how plans and the command line name it), and without it none of its plans is made: add name: %q", dir, field, path.Base(dir))}
+		}
 	} else if prev, dup := into[name]; dup {
 		p = Problem{Pos: posOf(fv.LookupPath(cue.ParsePath("name"))), Rule: "layout",
 			Message: fmt.Sprintf("%s %q is declared twice (%s and %s); rename one", field, name, prev.dir, dir)}
@@ -404,6 +449,71 @@ func (t *Tree) add(dir, field string, fv cue.Value) error {
 	}
 	t.broken = append(t.broken, p)
 	return errors.New(p.String())
+}
+
+// Unmade is a package whose plans could not be made, and how many.
+type Unmade struct {
+	// Dir is the package, e.g. "entrants/vector".
+	Dir string
+	// Plans is how many plans it would have had; -1 when that cannot be
+	// read (the package does not build).
+	Plans int
+	// Why says what keeps them from being made.
+	Why string
+}
+
+// Unmade lists the packages whose plans could not be made: those whose
+// name cannot be read, and those that do not build. A plan count that
+// leaves them out says so.
+func (t *Tree) Unmade() []Unmade {
+	var out []Unmade
+	for _, dir := range t.brokenDirs {
+		u := Unmade{Dir: dir, Plans: -1, Why: "it does not build"}
+		if fv, ok := t.unnamed[dir]; ok {
+			u.Why = "it has no name"
+			u.Plans = t.plansOf(dir, fv)
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// plansOf counts the plans a package with no name would have had: an
+// entrant's variants on each environment it supports, or an
+// environment's (taken to be named as its directory) of each entrant
+// that supports it.
+func (t *Tree) plansOf(dir string, fv cue.Value) int {
+	variants := func(v cue.Value) int {
+		n := 0
+		if iter, err := v.LookupPath(cue.ParsePath("variants")).Fields(); err == nil {
+			for iter.Next() {
+				n++
+			}
+		}
+		return n
+	}
+	if fieldOf(dir) == "entrant" {
+		var supports []string
+		if fv.LookupPath(cue.ParsePath("supports")).Decode(&supports) != nil {
+			return -1
+		}
+		n := 0
+		for _, env := range supports {
+			_, named := t.envs[env]
+			_, unnamed := t.unnamed["envs/"+env]
+			if named || unnamed {
+				n += variants(fv)
+			}
+		}
+		return n
+	}
+	n := 0
+	for _, name := range t.Entrants() {
+		if t.Supports(name, path.Base(dir)) {
+			n += variants(t.entrants[name].value)
+		}
+	}
+	return n
 }
 
 // packageDirs lists the directories under root that hold .cue files.

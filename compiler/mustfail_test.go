@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -33,6 +34,9 @@ type mustFail struct {
 	// to see the same input: the entrant's own plans.cue importing an
 	// environment it now supports.
 	cueEdit [3]string
+	// alone says the problem is the only one `spatec vet` prints for the
+	// whole tree: no echo of it, no consequence of it elsewhere.
+	alone bool
 	// spatecOnly says why the official tool cannot see this problem, for
 	// the few that only `spatec vet` finds (TestCueVetAgrees skips them).
 	spatecOnly string
@@ -139,8 +143,8 @@ var mustFails = []mustFail{
 	// do not overlap.
 	{name: "C15 cpuset that does not parse", file: benchFile,
 		old: "nofile:   262144", new: "nofile:   262144\n\t\t\tcpuset: \"0-3x\"",
-		env: "bench-96c", entrant: "vector", rule: "C15",
-		message: `bench-96c's clickhouse has cpuset "0-3x", which is not a CPU list`, line: `cpuset: "0-3x"`},
+		env: "bench-96c", entrant: "vector", rule: "C15", alone: true,
+		message: `bench-96c: service clickhouse has cpuset "0-3x", which is not a CPU list`, line: `cpuset: "0-3x"`},
 	// The engine runs the harness's image by digest on c8g: the digest is
 	// the sink's tag's, so a sink on another tag is refused.
 	{name: "C15 engine digest beside another sink version", file: c8gFile,
@@ -428,6 +432,12 @@ var mustFails = []mustFail{
 		env: "local", entrant: "reference", rule: "footprint",
 		message: "footprint study memory has floor 2 GiB, not below local's envelope of 1 GiB (envelope.memory); the study steps down from the envelope: write floor: 512 * schema.MiB",
 		fix:     [2]string{"floor:      2 * schema.GiB", "floor:      512 * schema.MiB"}},
+	// Where half the envelope is below what the engine can set, no floor
+	// passes: the hint names the field that must move.
+	{name: "footprint: no floor fits the envelope", file: localFile,
+		old: "envelope: memory: 1 * GiB", new: "envelope: memory: 8 * schema.MiB",
+		env: "local", entrant: "reference", rule: "footprint", lineInFile: referenceFile, line: "floor:      16 * schema.MiB",
+		message: "footprint study memory has floor 16 MiB, not below local's envelope of 8 MiB (envelope.memory); the study steps down from the envelope: no floor fits between the engine's 6 MiB and that envelope: raise local's envelope.memory"},
 	{name: "footprint: a memory floor the engine cannot set", file: referenceFile,
 		old: "floor:      16 * schema.MiB", new: "floor:      1000",
 		env: "local", entrant: "reference", rule: "footprint",
@@ -468,10 +478,68 @@ var mustFails = []mustFail{
 		old: "envelope: memory: 1 * GiB", new: "envelope: memory: 1 * GiB\n\tscenarios: \"broker-restart\": {component: \"broker\", action: \"restart\"}",
 		env: "local", entrant: "reference", rule: "scenario", line: `scenarios: "broker-restart"`,
 		message: "local: scenario broker-restart hits the broker, which runs embedded rather than in a container spatec started, so spatec cannot act on it"},
+	// A schema default is never shown as a value the author wrote: the
+	// refusal says what is allowed.
+	{name: "default: a footprint's step out of bounds", file: referenceFile,
+		old: "step:       0.001", new: "step:       1.5",
+		env: "local", entrant: "reference", rule: "C15", alone: true,
+		message: "entrant.footprints.smoke.step: invalid value 1.5 (out of bound <1)", notIn: "0.5",
+		fix: [2]string{"step:       1.5", "step:       0.5"}},
+	{name: "default: a reserve below zero", file: benchFile,
+		old: "partitions: 32", new: "partitions: 32\n\treserve: cpus: -1",
+		env: "bench-96c", entrant: "vector", rule: "C15", line: "reserve: cpus: -1", alone: true,
+		message: "env.reserve.cpus: invalid value -1 (out of bound >=0)", notIn: "conflicting values 0",
+		fix: [2]string{"reserve: cpus: -1", "reserve: cpus: 0"}},
+	{name: "default: an architecture no platform names", file: benchFile,
+		old: "partitions: 32", new: "partitions: 32\n\tarch: \"arm\"",
+		env: "bench-96c", entrant: "vector", rule: "C15", line: `arch: "arm"`, alone: true,
+		message: `env.arch: invalid value "arm" (allowed: "amd64", "arm64")`, notIn: "conflicting values",
+		fix: [2]string{`arch: "arm"`, `arch: "amd64"`}},
+	{name: "default: a drain timeout written as a string", file: localContainersFile,
+		old: "messages:     200_000\n\t\t\tdrainTimeout: 300", new: "messages:     200_000\n\t\t\tdrainTimeout: \"300\"",
+		env: "local-containers", entrant: "reference", rule: "C15", line: `drainTimeout: "300"`,
+		message: "drainTimeout: conflicting values \"300\" and int (mismatched types string and int); a number, not a string: write drainTimeout: 300", notIn: "600",
+		fix: [2]string{`drainTimeout: "300"`, "drainTimeout: 300"}},
+	{name: "default: a key given twice beside its default", file: benchFile,
+		old: "partitions: 32", new: "partitions: 32\n\treserve: cpus: 1\n\treserve: cpus: 2",
+		env: "bench-96c", entrant: "vector", rule: "C15", line: "reserve: cpus: 2", alone: true,
+		message: "env.reserve.cpus: conflicting values 2 and 1; the field is given two values", notIn: "conflicting values 0"},
+	// An envelope written without its unit is one problem, at the
+	// environment's line, not every arm's heap and footprint after it.
+	{name: "C1 envelope memory without a unit", file: localContainersFile,
+		old: "envelope: memory: 2 * GiB", new: "envelope: memory: 2048",
+		env: "local-containers", entrant: "reference", rule: "C1", alone: true,
+		message: "local-containers: envelope.memory is 2048 bytes, below the 6 MiB the engine runs a container in; memory is integer bytes: write it with a unit, e.g. envelope: memory: 2048 * schema.MiB",
+		fix:     [2]string{"envelope: memory: 2048", "envelope: memory: 2048 * schema.MiB"}},
+	// A knob's parallelism flag written as a string is one problem at its
+	// line: not the operations, files, heaps and versions made from it.
+	{name: "knobs: parallelism written as a string (Kafka engine)", file: "entrants/clickhouse-kafka-engine/chkafka.cue",
+		old: "parallelism: true", new: `parallelism: "true"`,
+		env: "bench-96c", entrant: "clickhouse-kafka-engine", rule: "knobs", alone: true,
+		message: `entrant.knobs.num_consumers.parallelism: conflicting values "true" and bool (mismatched types string and bool); a boolean, not a string: write parallelism: true`,
+		notIn:   "version is missing",
+		fix:     [2]string{`parallelism: "true"`, "parallelism: true"}},
+	{name: "knobs: parallelism written as a string (Connect)", file: connectFile,
+		old: "parallelism: true", new: `parallelism: "true"`,
+		env: "bench-96c", entrant: "kafka-connect", rule: "knobs", alone: true,
+		message: `entrant.knobs.tasks.parallelism: conflicting values "true" and bool (mismatched types string and bool); a boolean, not a string: write parallelism: true`,
+		notIn:   "a memory size is integer bytes",
+		fix:     [2]string{`parallelism: "true"`, "parallelism: true"}},
+	// A package with no name makes none of its plans: said at its file.
+	{name: "C15 an entrant's name deleted", file: vectorFile,
+		old: "\tname:        \"vector\"\n", new: "",
+		rule: "C15", line: "#entrant: schema.#Entrant & {", alone: true,
+		message: `entrants/vector: entrant.name is missing; it is required (it is how plans and the command line name it), and without it none of its plans is made: add name: "vector"`},
+	{name: "scenario: a restart with a pause, said once", file: localContainersFile,
+		old: "component: \"broker\"\n\t\t\taction:    \"restart\"", new: "component: \"broker\"\n\t\t\taction:    \"restart\"\n\t\t\tpause:     5",
+		env: "local-containers", entrant: "reference", rule: "scenario", line: "pause:     5", alone: true,
+		message: "local-containers: scenario broker-restart restarts the broker at once, so a pause of 5 s is never taken; write pause: 0",
+		fix:     [2]string{"pause:     5", "pause:     0"}},
 	{name: "scenario: a service the environment does not have", file: localFile,
 		old: "envelope: memory: 1 * GiB", new: "envelope: memory: 1 * GiB\n\tscenarios: \"registry-restart\": {component: \"registry\", action: \"restart\"}",
 		env: "local", entrant: "reference", rule: "scenario", line: `scenarios: "registry-restart"`,
-		message: "local: scenario registry-restart hits the registry, which the environment does not have (its infrastructure: broker, clickhouse); write one of those, or data-plane"},
+		message: "local: scenario registry-restart hits the registry, which the environment does not have (its infrastructure: broker, clickhouse); write \"data-plane\"", notIn: `"broker" or`,
+		fix: [2]string{`component: "registry"`, `component: "data-plane"`}},
 	{name: "scenario: on Kubernetes, other than the data plane killed", file: k8sFile,
 		old: "envelope: memory: 1 * GiB", new: "envelope: memory: 1 * GiB\n\tscenarios: \"arm-paused\": {component: \"data-plane\", action: \"pause\", pause: 10}",
 		env: "k8s-single", entrant: "reference", rule: "scenario", line: `scenarios: "arm-paused"`,
@@ -657,6 +725,11 @@ func TestMustFail(t *testing.T) {
 // problem says notIn, and that the hint, applied, resolves the plan clean.
 func (c mustFail) checkRest(t *testing.T, fsys fstest.MapFS, edited string, problems []Problem) {
 	t.Helper()
+	if c.alone {
+		if all := vetAll(loadTree(t, fsys)); len(all) != 1 {
+			t.Errorf("spatec vet must print this one problem and nothing else; it prints %d:\n%s", len(all), joinProblems(all))
+		}
+	}
 	if c.notIn != "" {
 		for _, pr := range problems {
 			if strings.Contains(pr.String(), c.notIn) {
@@ -732,6 +805,15 @@ func lineOf(t *testing.T, src, text string) int {
 	return strings.Count(src[:i], "\n") + 1
 }
 
+// vetAll is every problem `spatec vet` prints for a tree.
+func vetAll(tr *Tree) []Problem {
+	problems := tr.Broken()
+	for _, id := range tr.Plans() {
+		problems = append(problems, tr.Check(id.Env, id.Entrant, id.Variant)...)
+	}
+	return Dedupe(problems)
+}
+
 func joinProblems(ps []Problem) string {
 	var b strings.Builder
 	for _, p := range ps {
@@ -783,6 +865,25 @@ func hasProblem(ps []Problem, prefix string) bool {
 // TestEnvironmentProblemReportedOnce deletes an environment's ClickHouse
 // block: the problem is named once, at the environment's own file, and
 // none of its consequences is reported in any entrant or in the schema.
+// TestUnmadePlansCounted: a package whose name is gone makes none of its
+// plans, and the tree says how many and why, for the plan count.
+func TestUnmadePlansCounted(t *testing.T) {
+	fsys := realTree(t)
+	for file, name := range map[string]string{vectorFile: "\tname:        \"vector\"\n", benchFile: "\tname:        \"bench-96c\"\n"} {
+		src := string(fsys[file].Data)
+		if strings.Count(src, name) != 1 {
+			t.Fatalf("fixture: %q not once in %s", name, file)
+		}
+		fsys[file] = &fstest.MapFile{Data: []byte(strings.Replace(src, name, "", 1))}
+	}
+	got := loadTree(t, fsys).Unmade()
+	// vector's plans on bench-96c are counted with vector's.
+	want := []Unmade{{Dir: "envs/bench-96c", Plans: 6, Why: "it has no name"}, {Dir: "entrants/vector", Plans: 9, Why: "it has no name"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("unmade plans: got %+v, want %+v", got, want)
+	}
+}
+
 func TestEnvironmentProblemReportedOnce(t *testing.T) {
 	fsys := realTree(t)
 	src := string(fsys[benchFile].Data)
@@ -858,5 +959,79 @@ func TestFlinkGetsTheAlignmentItsHeapNeeds(t *testing.T) {
 	if got := tm.JVM.Config["env.java.opts.taskmanager"]; !strings.Contains(got, "-XX:ObjectAlignmentInBytes=16") ||
 		!strings.Contains(tm.Files[tm.JVM.ConfigFile], "env.java.opts.taskmanager: "+got) {
 		t.Errorf("env.java.opts.taskmanager %q; want -XX:ObjectAlignmentInBytes=16 there, in the config.yaml Flink reads", got)
+	}
+}
+
+// TestCopiedPackageKeepsItsClause: an environment copied to a new
+// directory with its package clause left as it was is refused at that
+// clause, once, with the clause to write; the official tool refuses the
+// entrant's import of it. With the clause written, both pass.
+func TestCopiedPackageKeepsItsClause(t *testing.T) {
+	fsys := realTree(t)
+	for name, f := range fsys {
+		if rest, ok := strings.CutPrefix(name, "envs/local-containers/"); ok {
+			fsys["envs/new-env/"+rest] = &fstest.MapFile{Data: []byte(strings.Replace(string(f.Data), `name:        "local-containers"`, `name:        "new-env"`, 1))}
+		}
+	}
+	edit := func(file, old, new string) {
+		src := string(fsys[file].Data)
+		if strings.Count(src, old) != 1 {
+			t.Fatalf("fixture: %q not once in %s", old, file)
+		}
+		fsys[file] = &fstest.MapFile{Data: []byte(strings.Replace(src, old, new, 1))}
+	}
+	edit(referenceFile, `supports: ["local", `, `supports: ["new-env", "local", `)
+	edit("entrants/reference/plans.cue", "\tlocalcontainers \"", "\tnewenv \"spatec.dev/spatec/envs/new-env:newenv\"\n\tlocalcontainers \"")
+	edit("entrants/reference/plans.cue", "\t\t\"local-containers\": localcontainers.env\n", "\t\t\"local-containers\": localcontainers.env\n\t\t\"new-env\":          newenv.env\n")
+
+	got := vetAll(loadTree(t, fsys))
+	src := string(fsys["envs/new-env/env.cue"].Data)
+	want := fmt.Sprintf("envs/new-env/env.cue:%d: layout: envs/new-env is package localcontainers, as envs/local-containers is; a copied package keeps the package clause of its original: write `package newenv` in each of envs/new-env's files", lineOf(t, src, "package localcontainers"))
+	if len(got) != 1 || !strings.HasPrefix(got[0].String(), want) {
+		t.Fatalf("want one problem starting %q; got:\n%s", want, joinProblems(got))
+	}
+	for name, f := range fsys {
+		if strings.HasPrefix(name, "envs/new-env/") {
+			fsys[name] = &fstest.MapFile{Data: []byte(strings.Replace(string(f.Data), "package localcontainers", "package newenv", 1))}
+		}
+	}
+	if got := vetAll(loadTree(t, fsys)); len(got) != 0 {
+		t.Fatalf("the clause written, problems remain:\n%s", joinProblems(got))
+	}
+}
+
+// TestCpusetsOfAnEnvironmentAlone: an environment's services' cpusets
+// are checked with the environment, whether or not an entrant supports
+// it (here none is left in the tree): beyond the host, and overlapping.
+func TestCpusetsOfAnEnvironmentAlone(t *testing.T) {
+	fsys := realTree(t)
+	for name := range fsys {
+		if strings.HasPrefix(name, "entrants/") {
+			delete(fsys, name)
+		}
+	}
+	src := string(fsys[localContainersFile].Data)
+	for _, e := range [][2]string{
+		{"\t\t\tcpus:   0.25\n\t\t\tmemory: 1 * GiB\n", "\t\t\tcpus:   0.25\n\t\t\tmemory: 1 * GiB\n\t\t\tcpuset: \"1\"\n"},
+		{"\t\t\tcpus:   0.2\n\t\t\tmemory: 512 * MiB\n", "\t\t\tcpus:   0.2\n\t\t\tmemory: 512 * MiB\n\t\t\tcpuset: \"1-2\"\n"},
+	} {
+		if strings.Count(src, e[0]) != 1 {
+			t.Fatalf("fixture: %q not once in %s", e[0], localContainersFile)
+		}
+		src = strings.Replace(src, e[0], e[1], 1)
+	}
+	fsys[localContainersFile] = &fstest.MapFile{Data: []byte(src)}
+	got := vetAll(loadTree(t, fsys))
+	want := []string{
+		fmt.Sprintf("%s:%d: C4: local-containers: service registry has cpuset 1-2, but the host has CPUs 0-1; pin it to CPUs the host has", localContainersFile, lineOf(t, src, `cpuset: "1-2"`)),
+		fmt.Sprintf("%s:%d: C4: local-containers: service broker (cpuset 1) and service registry (cpuset 1-2) share CPUs 1; cpusets of one environment do not overlap", localContainersFile, lineOf(t, src, `cpuset: "1-2"`)),
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(got, func(p Problem) bool { return p.String() == w }) {
+			t.Errorf("no problem %q; got:\n%s", w, joinProblems(got))
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("want %d problems; got:\n%s", len(want), joinProblems(got))
 	}
 }

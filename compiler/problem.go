@@ -118,10 +118,15 @@ func isSchemaFile(f string) bool {
 // at, when not nil, is the value the error's paths are relative to.
 func fromError(err error, fallback, where string, at *site) []Problem {
 	var out []Problem
-	errs, said, marked := guards(rootCauses(errors.Errors(err)))
+	errs, said, marked := guards(disjunctions(rootCauses(errors.Errors(err))))
 	for _, e := range errs {
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)
+		// A required field the author wrote, in error only through what
+		// it is made from, is not missing: its cause is said.
+		if missingGuard(e) && at != nil && len(errs) > 1 && written(at.value(fieldPath(e))) {
+			continue
+		}
 		// cue/build says only "import failed"; its cause says why.
 		if cause := errors.Unwrap(e); format == "import failed" && cause != nil {
 			msg += ": " + cause.Error()
@@ -162,7 +167,7 @@ var ruleID = regexp.MustCompile(`^(C[0-9]+): `)
 
 // twoValues reads a conflict between two values, each a string, a number
 // or a boolean.
-var twoValues = regexp.MustCompile(`^conflicting values ("[^"]*"|[0-9.]+|true|false) and ("[^"]*"|[0-9.]+|true|false)`)
+var twoValues = regexp.MustCompile(`^conflicting values ("[^"]*"|-?[0-9.]+|true|false) and ("[^"]*"|-?[0-9.]+|true|false)`)
 
 // twice says, of a conflict between two values an author wrote (a key
 // given twice, in one file or two), where both are, so that one is kept.
@@ -223,12 +228,43 @@ func rootCauses(errs []errors.Error) []errors.Error {
 	// A builtin that cannot encode a value (yaml.Marshal of a file), or an
 	// interpolation of a value in error, only echoes the error in the
 	// value: with that error present, it goes.
-	echo := func(format string) bool {
+	builtin := func(format string) bool {
 		return strings.HasPrefix(format, "error in call to ") || strings.HasPrefix(format, "invalid interpolation")
+	}
+	echoed := map[string]bool{} // the fields with such an echo
+	for _, e := range errs {
+		if format, _ := e.Msg(); builtin(format) {
+			echoed[strings.Join(e.Path(), "\x00")] = true
+		}
+	}
+	echo := func(e errors.Error) bool {
+		format, _ := e.Msg()
+		msg := message(e)
+		switch {
+		case builtin(format):
+			return true
+		case ruleID.MatchString(msg) && !fieldGuard(e) && echoed[strings.Join(e.Path(), "\x00")]:
+			// A guard (#Bytes' error disjunct) on a field the schema
+			// computes from a value in error (a heap of list.Min):
+			// refused for what it is made from.
+			return true
+		}
+		// An operation on a field that has an error of its own
+		// (!parallelism of a string) follows from that error.
+		m := invalidOperation.FindStringSubmatch(msg)
+		if m == nil {
+			return false
+		}
+		for _, o := range errs {
+			if p := o.Path(); len(p) > 0 && !invalidOperation.MatchString(message(o)) && slices.Contains(identifier.FindAllString(m[1], -1), p[len(p)-1]) {
+				return true
+			}
+		}
+		return false
 	}
 	var causes int
 	for _, e := range errs {
-		if format, _ := e.Msg(); !echo(format) {
+		if !echo(e) {
 			causes++
 		}
 	}
@@ -240,12 +276,148 @@ func rootCauses(errs []errors.Error) []errors.Error {
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)
 		name, isRef := strings.CutPrefix(msg, "required field missing: ")
-		if isRef && missing[name] || len(missing) > 0 && msg == "invalid interpolation" || causes > 0 && echo(format) {
+		if isRef && missing[name] || len(missing) > 0 && msg == "invalid interpolation" || causes > 0 && echo(e) {
 			continue
 		}
 		out = append(out, e)
 	}
 	return out
+}
+
+// disjunctions says each field a disjunction refused once, in what is
+// allowed there, never as a conflict with a default the author did not
+// write. CUE reports an empty disjunction as a header ("2 errors in empty
+// disjunction:") and one error per alternative: for `*0.5 | number & <1`
+// given 1.5, "conflicting values 0.5 and 1.5" (the default, not a value of
+// the author's) and "invalid value 1.5 (out of bound <1)". The header
+// goes; a conflict with one of the schema's literals goes where another
+// alternative says what is allowed; where every alternative is a literal
+// (an enum, `*"amd64" | "arm64"`), they become one "invalid value "arm"
+// (allowed: "amd64", "arm64")". A header with no alternatives of its own
+// (a hidden field computed from one in error) is a consequence, and goes
+// when anything else is said.
+func disjunctions(errs []errors.Error) []errors.Error {
+	type group struct {
+		header   bool
+		literals []errors.Error // conflicts with a literal of the schema's
+		others   int
+	}
+	groups := map[string]*group{}
+	at := func(e errors.Error) *group {
+		k := strings.Join(e.Path(), "\x00")
+		if groups[k] == nil {
+			groups[k] = &group{}
+		}
+		return groups[k]
+	}
+	for _, e := range errs {
+		g := at(e)
+		switch msg := message(e); {
+		case emptyDisjunction.MatchString(msg):
+			g.header = true
+		case schemaLiteral(e, msg):
+			g.literals = append(g.literals, e)
+		default:
+			g.others++
+		}
+	}
+	said := 0 // errors other than a header or a default
+	for _, g := range groups {
+		said += g.others
+		if len(g.literals) > 0 && (!g.header || g.others == 0) {
+			said++
+		}
+	}
+	var out []errors.Error
+	for _, e := range errs {
+		g, msg := at(e), message(e)
+		switch {
+		case emptyDisjunction.MatchString(msg):
+			if said == 0 {
+				out = append(out, e)
+			}
+		case !g.header || !schemaLiteral(e, msg):
+			out = append(out, e)
+		case g.others > 0:
+			// Another alternative says what is allowed.
+		case e == g.literals[0]:
+			out = append(out, enumError(e, g.literals))
+		}
+	}
+	return out
+}
+
+// message is an error's message, formatted.
+func message(e errors.Error) string {
+	format, args := e.Msg()
+	return fmt.Sprintf(format, args...)
+}
+
+// schemaLiteral reports whether an error is a conflict between two
+// literals one of which the schema wrote (a default, an enum's member):
+// a key given twice by the author has no schema position.
+func schemaLiteral(e errors.Error, msg string) bool {
+	if !twoValues.MatchString(msg) {
+		return false
+	}
+	return slices.ContainsFunc(errors.Positions(e), func(p token.Pos) bool { return p.IsValid() && isSchema(p) })
+}
+
+// enumError says, of the conflicts of one value with each literal of an
+// enum, the value found and the literals allowed.
+func enumError(first errors.Error, conflicts []errors.Error) errors.Error {
+	count := map[string]int{}
+	var order []string
+	for _, e := range conflicts {
+		m := twoValues.FindStringSubmatch(message(e))
+		for _, v := range m[1:3] {
+			if count[v] == 0 {
+				order = append(order, v)
+			}
+			count[v]++
+		}
+	}
+	found := ""
+	var allowed []string
+	for _, v := range order {
+		if count[v] == len(conflicts) && found == "" && len(conflicts) > 1 {
+			found = v
+			continue
+		}
+		allowed = append(allowed, v)
+	}
+	if found == "" {
+		// One literal alternative: the author's value is the second CUE
+		// names, as it names the schema's first here.
+		m := twoValues.FindStringSubmatch(message(first))
+		found, allowed = m[2], []string{m[1]}
+	}
+	return said{first, fmt.Sprintf("invalid value %s (allowed: %s)", found, strings.Join(allowed, ", "))}
+}
+
+// said is an error with another message, its path and positions kept.
+type said struct {
+	cause errors.Error
+	msg   string
+}
+
+func (s said) Position() token.Pos         { return s.cause.Position() }
+func (s said) InputPositions() []token.Pos { return s.cause.InputPositions() }
+func (s said) Path() []string              { return s.cause.Path() }
+func (s said) Msg() (string, []any)        { return "%s", []any{s.msg} }
+func (s said) Error() string               { return s.msg }
+
+// invalidOperation reads the operation CUE could not apply, and
+// identifier the names of the fields in it.
+var (
+	invalidOperation = regexp.MustCompile(`^invalid operation (.+) \(`)
+	identifier       = regexp.MustCompile(`[A-Za-z_#][A-Za-z0-9_]*`)
+)
+
+// written reports whether a value has a position in an author's file.
+func written(v cue.Value) bool {
+	p := posOf(v)
+	return p != "" && !isSchemaFile(p)
 }
 
 // blame picks the position an author should look at: a line of their own
@@ -342,6 +514,7 @@ var outOfBound = regexp.MustCompile(`^invalid value (\S+) \(out of bound (>=|<=|
 // out of a conflict ("96G", "4"), to say how to write it.
 var (
 	sizeString   = regexp.MustCompile(`conflicting values "([0-9]+) ?([KMGT])(?:i?B)?"`)
+	boolString   = regexp.MustCompile(`conflicting values "(true|false)" and bool `)
 	numberString = regexp.MustCompile(`conflicting values "([0-9]+(?:\.[0-9]+)?)"`)
 )
 
@@ -369,11 +542,16 @@ func explain(field, msg string) string {
 		if m := numberString.FindStringSubmatch(msg); m != nil {
 			return fmt.Sprintf("%s: %s; CPUs are a number, not a string: write %s", field, msg, m[1])
 		}
+		if twoValues.MatchString(msg) {
+			return field + ": " + msg // two values: twice says where
+		}
 		return fmt.Sprintf("%s: %s; CPUs are a number with at most two decimal places", field, msg)
 	case strings.HasSuffix(field, ".cpus") && strings.Contains(msg, "out of bound >0"):
 		return fmt.Sprintf("%s: %s; a container needs some CPU to run at all: give it at least 0.01 (the quota grain), a data plane envelope.cpus, a control plane at most env.controlPlane.cpus", field, msg)
 	case strings.HasSuffix(field, ".memory") && strings.Contains(msg, "out of bound >0"):
 		return fmt.Sprintf("%s: %s; a container needs memory to run at all: give it integer bytes above 0 (write 1 * GiB), a data plane envelope.memory", field, msg)
+	case boolString.MatchString(msg):
+		return fmt.Sprintf("%s: %s; a boolean, not a string: write %s: %s", field, msg, lastName(field), boolString.FindStringSubmatch(msg)[1])
 	case numberString.MatchString(msg) && strings.Contains(msg, "mismatched types string"):
 		return fmt.Sprintf("%s: %s; a number, not a string: write %s: %s", field, msg, lastName(field), numberString.FindStringSubmatch(msg)[1])
 	case knobValue.MatchString(field) && strings.Contains(msg, "mismatched types"):

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	cueerrors "cuelang.org/go/cue/errors"
 
 	"spatec.dev/spatec/schema"
 	"spatec.dev/spatec/workloads"
@@ -131,11 +132,18 @@ func (t *Tree) resolve(envName, entrantName, variant string, point *schema.Footp
 
 	// Structural problems (an unknown field, a wrong type) are reported
 	// whatever the checks say: they may keep some checks from evaluating.
+	// The parts' errors are read together, so that an error that only
+	// follows from another (an interpolation of a field in error) goes
+	// even when the two are found in different parts.
 	var problems []Problem
+	var structural cueerrors.Error
 	for _, part := range []string{"env", "entrant", "workload", "budget"} {
 		if err := pv.LookupPath(cue.ParsePath(part)).Validate(cue.Concrete(true)); err != nil {
-			problems = append(problems, fromError(err, "", "", planSite(pv))...)
+			structural = cueerrors.Append(structural, cueerrors.Promote(err, ""))
 		}
+	}
+	if structural != nil {
+		problems = fromError(structural, "", "", planSite(pv))
 	}
 	problems = append(problems, t.checks(pv, id)...)
 	if len(problems) == 0 {

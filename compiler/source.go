@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"path"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -36,6 +37,10 @@ type source struct {
 	parse   parser.Config
 	build   *build.Context
 	pkgs    map[string]*pkg // by directory, e.g. "entrants/flink"
+	// copied are the packages clauseClashes found with the package
+	// clause of another: an import of one by its directory's name is
+	// that problem again.
+	copied map[string]bool
 }
 
 // pkg is one package directory of the tree.
@@ -288,6 +293,28 @@ func (s *source) selfCheckProblems(dir, name string, supports []string, at strin
 			"%s: its package resolves none of its plans (no %s field of schema.#Plans), so the official `cue vet` checks nothing of it; %s", name, selfCheck, hint)}}
 	}
 	var out []Problem
+	// An environment imported with a qualifier that is not its package's
+	// name (a copy that kept its package clause): the official tool
+	// refuses the import; spatec, which builds its plans itself, would
+	// not see it.
+	for _, f := range p.checks {
+		for spec := range f.ImportSpecs() {
+			path, err := strconv.Unquote(spec.Path.Value)
+			if err != nil {
+				continue
+			}
+			ip := ast.ParseImportPath(path)
+			dir, ok := strings.CutPrefix(ip.Path, s.module+"/")
+			q := s.pkgs[dir]
+			if !ok || ip.Qualifier == "" || q == nil || q.name == "" || q.name == ip.Qualifier || s.copied[dir] && ip.Qualifier == packageName(dir) {
+				continue
+			}
+			pos := spec.Pos().Position()
+			out = append(out, Problem{Pos: fmt.Sprintf("%s:%d", pos.Filename, pos.Line), Rule: "layout", Message: fmt.Sprintf(
+				"%s: imports %q, but %s is package %s, so the official tool finds no package %s there; %s",
+				name, path, dir, q.name, ip.Qualifier, clauseFix(dir, q.name))})
+		}
+	}
 	for _, env := range supports {
 		if _, ok := imported[env]; !ok {
 			out = append(out, Problem{Pos: file + ":1", Rule: "layout", Message: fmt.Sprintf(
@@ -296,4 +323,78 @@ func (s *source) selfCheckProblems(dir, name string, supports []string, at strin
 		}
 	}
 	return out
+}
+
+// packageName is the name a package is given after its directory: the
+// directory's letters and digits ("new-env" → newenv), as the tree's
+// packages are named and imported.
+func packageName(dir string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, strings.ToLower(path.Base(dir)))
+}
+
+// clauseFix says how to name a package after its directory.
+func clauseFix(dir, name string) string {
+	want := packageName(dir)
+	if want == "" || want == name {
+		return fmt.Sprintf("import it as %q", dir+":"+name)
+	}
+	return fmt.Sprintf("a copied package keeps the package clause of its original: write `package %s` in each of %s's files, and import it as \"…/%s:%s\"", want, dir, dir, want)
+}
+
+// clauseClashes reports packages of envs/ and entrants/ that declare the
+// same package name: the mark of a directory copied with its package
+// clause left as it was. The copy (the one not named after its
+// directory, else the later) is blamed, at its package clause.
+func (s *source) clauseClashes(dirs []string) []Problem {
+	byName := map[string][]string{}
+	for _, dir := range dirs {
+		if p := s.pkgs[dir]; p != nil && p.name != "" {
+			byName[p.name] = append(byName[p.name], dir)
+		}
+	}
+	var out []Problem
+	for name, ds := range byName {
+		if len(ds) < 2 {
+			continue
+		}
+		for _, dir := range ds {
+			if packageName(dir) == name {
+				continue // the original, named after its directory
+			}
+			if !slices.ContainsFunc(ds, func(d string) bool { return packageName(d) == name }) && dir == ds[0] {
+				continue // none is named after its directory: blame the later ones
+			}
+			if s.copied == nil {
+				s.copied = map[string]bool{}
+			}
+			s.copied[dir] = true
+			others := slices.DeleteFunc(slices.Clone(ds), func(d string) bool { return d == dir })
+			out = append(out, Problem{Pos: s.clausePos(dir), Rule: "layout", Message: fmt.Sprintf(
+				"%s is package %s, as %s is; %s", dir, name, strings.Join(others, " and "), clauseFix(dir, name))})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Pos < out[j].Pos })
+	return out
+}
+
+// clausePos is the "file:line" of a package's first package clause.
+func (s *source) clausePos(dir string) string {
+	p := s.pkgs[dir]
+	if p == nil || p.inst == nil {
+		return s.display + dir
+	}
+	for _, f := range append(slices.Clone(p.inst.Files), p.checks...) {
+		for _, d := range f.Decls {
+			if pk, ok := d.(*ast.Package); ok {
+				pos := pk.Pos().Position()
+				return fmt.Sprintf("%s:%d", pos.Filename, pos.Line)
+			}
+		}
+	}
+	return s.display + dir
 }

@@ -596,3 +596,27 @@ func TestValidateRefusesAPlainFile(t *testing.T) {
 		t.Fatalf("validate of a plain file: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// TestVetCountsThePlansItCouldNotMake: an entrant whose name is gone is
+// said at its file, and the count of plans says how many more could not
+// be made and why, rather than dropping them in silence.
+func TestVetCountsThePlansItCouldNotMake(t *testing.T) {
+	tree := copyTree(t, map[string][2]string{"entrants/vector/vector.cue": {"\tname:        \"vector\"\n", ""}})
+	code, _, errOut := cli(t, "vet", "--tree", tree)
+	if code == exitOK {
+		t.Fatal("vet accepts an entrant with no name")
+	}
+	src, err := os.ReadFile(filepath.Join(tree, "entrants/vector/vector.cue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Count(string(src[:bytes.Index(src, []byte("#entrant: schema.#Entrant & {"))]), "\n") + 1
+	for _, want := range []string{
+		fmt.Sprintf("entrants/vector/vector.cue:%d: C15: entrants/vector: entrant.name is missing", line),
+		"; 9 more could not be made (entrants/vector: it has no name, 9 plan(s))\n",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("vet does not say %q:\n%s", want, errOut)
+		}
+	}
+}

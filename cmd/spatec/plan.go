@@ -261,11 +261,35 @@ func cmdVet(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, p)
 	}
 	if len(problems) > 0 {
-		fmt.Fprintf(stderr, "%d problem(s) in %d plan(s)\n", len(problems), n)
+		fmt.Fprintf(stderr, "%d problem(s) in %d plan(s)%s\n", len(problems), n, unmade(t.Unmade()))
 		return problemsError{len(problems)}
 	}
 	fmt.Fprintf(stdout, "%d plans, %d environments, %d entrants: no problems\n", n, len(t.Environments()), len(t.Entrants()))
 	return nil
+}
+
+// unmade says which plans the count leaves out, and why: "; 9 more
+// could not be made (entrants/vector: it has no name)".
+func unmade(us []compiler.Unmade) string {
+	if len(us) == 0 {
+		return ""
+	}
+	total, known := 0, true
+	var why []string
+	for _, u := range us {
+		if u.Plans < 0 {
+			known = false
+			why = append(why, fmt.Sprintf("%s: %s", u.Dir, u.Why))
+			continue
+		}
+		total += u.Plans
+		why = append(why, fmt.Sprintf("%s: %s, %d plan(s)", u.Dir, u.Why, u.Plans))
+	}
+	count := fmt.Sprint(total)
+	if !known {
+		count = "at least " + count
+	}
+	return fmt.Sprintf("; %s more could not be made (%s)", count, strings.Join(why, "; "))
 }
 
 // source says what the plan pins an image's tree sources to, if anything.
