@@ -12,9 +12,9 @@ import (
 
 // runArm runs an arm's own settings printer (name, args) in dir and
 // returns what it prints as a registry file: decoded as a Registry (a
-// field it does not know is an error), its options sorted by key and each
-// key once, written with two-space indents and a final newline, so that
-// two runs give the same bytes however the arm's language writes JSON.
+// field it does not know is an error), each key once, and written by
+// Marshal, so that the bytes do not depend on how the arm's language
+// writes JSON.
 func runArm(ctx context.Context, dir string, env []string, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
@@ -43,17 +43,5 @@ func runArm(ctx context.Context, dir string, env []string, name string, args ...
 			return nil, fmt.Errorf("%s %s printed the option %s twice", name, strings.Join(args, " "), o.Key)
 		}
 	}
-	return encodeArmRegistry(reg)
-}
-
-// encodeArmRegistry writes reg as a committed registry file is written.
-func encodeArmRegistry(reg Registry) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(reg); err != nil {
-		return nil, fmt.Errorf("writing the %s registry: %w", reg.System, err)
-	}
-	return buf.Bytes(), nil
+	return Marshal(reg)
 }

@@ -16,6 +16,8 @@ import (
 // To regenerate it after changing the table:
 //
 //	go test ./options -run TestRegistryReference -update-reference
+//
+// (-update rewrites every registry, and their CUE.)
 func ExtractReference(ctx context.Context, root string) (map[string][]byte, error) {
 	b, err := runArm(ctx, root, os.Environ(), "go", "run", "./cmd/spatec-reference", "-settings-json")
 	if err != nil {

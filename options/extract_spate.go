@@ -23,6 +23,8 @@ import (
 // To regenerate it after changing the table:
 //
 //	go test ./options -run TestRegistrySpate -update-spate
+//
+// (-update rewrites every registry, and their CUE.)
 func ExtractSpate(ctx context.Context, root string) (map[string][]byte, error) {
 	env := os.Environ()
 	if os.Getenv("CARGO_TARGET_DIR") == "" {
