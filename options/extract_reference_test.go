@@ -19,5 +19,5 @@ func TestRegistryReferenceIsTheSystems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compareRegistries(t, got, *update || *updateReference, func(*Registry) {})
+	compareCommitted(t, got, *update || *updateReference, "go test ./options -run TestRegistryReference -update-reference")
 }

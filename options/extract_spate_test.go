@@ -21,5 +21,5 @@ func TestRegistrySpateIsTheSystems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compareRegistries(t, got, *update || *updateSpate, func(*Registry) {})
+	compareCommitted(t, got, *update || *updateSpate, "go test ./options -run TestRegistrySpate -update-spate")
 }
