@@ -33,7 +33,9 @@
 // again; killed, it writes again what it had inserted and not committed.
 //
 // Configuration comes from flags, or from the environment variables named
-// in each flag's help; a flag given on the command line wins.
+// in each flag's help; a flag given on the command line wins. Both are
+// one table (settings.go), which -settings-json prints; a SPATEC_
+// variable the table does not hold is refused, with the nearest it does.
 package main
 
 import (
@@ -46,7 +48,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -84,13 +85,14 @@ type config struct {
 }
 
 func main() {
-	os.Exit(realMain(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+	os.Exit(realMain(os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
 }
 
 // Exit codes: 0 stopped on a signal, 1 failed while running, 2 bad
 // configuration.
-func realMain(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	cfg, showVersion, err := parseConfig(args, getenv, stderr)
+func realMain(args, environ []string, stdout, stderr io.Writer) int {
+	env := environment(environ)
+	cfg, mode, err := parseConfig(args, env, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -98,13 +100,21 @@ func realMain(args []string, getenv func(string) string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "spatec-reference: bad configuration:\n  %s\n", strings.ReplaceAll(err.Error(), "\n", "\n  "))
 		return 2
 	}
-	if showVersion {
+	switch mode {
+	case printVersion:
 		fmt.Fprintf(stdout, "spatec-reference %s\n", version)
+		return 0
+	case printSettings:
+		if err := printRegistry(stdout); err != nil {
+			fmt.Fprintf(stderr, "spatec-reference: %v\n", err)
+			return 1
+		}
 		return 0
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	logger := log.New(stderr, "spatec-reference: ", log.LstdFlags|log.Lmicroseconds)
+	getenv := func(name string) string { return env[name] }
 	if limit := limitHeap(getenv, os.ReadFile, debug.SetMemoryLimit); limit > 0 {
 		logger.Printf("the Go heap is held to %d MiB, three quarters of the container's memory", limit>>20)
 	}
@@ -116,102 +126,55 @@ func realMain(args []string, getenv func(string) string, stdout, stderr io.Write
 	return 0
 }
 
-// parseConfig reads flags over environment variables over defaults, and
-// reports every problem at once.
-func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, bool, error) {
-	env := func(name, def string) string {
-		if v := getenv(name); v != "" {
-			return v
+// environment is environ ("NAME=value" lines) by name; a later line wins,
+// as it does for os.Getenv.
+func environment(environ []string) map[string]string {
+	env := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if name, v, ok := strings.Cut(kv, "="); ok {
+			env[name] = v
 		}
-		return def
 	}
-	var errs []error
-	envInt := func(name string, def int) int {
-		s := getenv(name)
-		if s == "" {
-			return def
-		}
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s=%q is not an integer", name, s))
-		}
-		return n
-	}
-	envFloat := func(name string, def float64) float64 {
-		s := getenv(name)
-		if s == "" {
-			return def
-		}
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s=%q is not a number", name, s))
-		}
-		return f
-	}
-	envDuration := func(name string, def time.Duration) time.Duration {
-		s := getenv(name)
-		if s == "" {
-			return def
-		}
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s=%q is not a duration (such as 500ms)", name, s))
-		}
-		return d
-	}
+	return env
+}
 
+// mode is what the command line asks for besides running.
+type mode int
+
+const (
+	runArm mode = iota
+	printVersion
+	printSettings
+)
+
+// parseConfig reads flags over environment variables over defaults (the
+// settings table, settings.go), and reports every problem at once: an
+// unknown SPATEC_ variable among them.
+func parseConfig(args []string, env map[string]string, stderr io.Writer) (config, mode, error) {
 	fs := flag.NewFlagSet("spatec-reference", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg config
-	brokers := fs.String("brokers", env("SPATEC_BROKERS", ""), "seed brokers, comma-separated host:port (SPATEC_BROKERS)")
-	fs.StringVar(&cfg.Topic, "topic", env("SPATEC_TOPIC", ""), "topic to drain (SPATEC_TOPIC)")
-	fs.StringVar(&cfg.Group, "group", env("SPATEC_GROUP", "spatec-reference"), "group the offsets are committed to (SPATEC_GROUP)")
-	fs.StringVar(&cfg.ClickHouse, "clickhouse", env("SPATEC_CLICKHOUSE", "127.0.0.1:9000"), "ClickHouse native protocol host:port (SPATEC_CLICKHOUSE)")
-	fs.StringVar(&cfg.Database, "database", env("SPATEC_DATABASE", "default"), "ClickHouse database (SPATEC_DATABASE)")
-	fs.StringVar(&cfg.User, "user", env("SPATEC_CLICKHOUSE_USER", "default"), "ClickHouse user (SPATEC_CLICKHOUSE_USER)")
-	fs.StringVar(&cfg.Password, "password", env("SPATEC_CLICKHOUSE_PASSWORD", ""), "ClickHouse password (SPATEC_CLICKHOUSE_PASSWORD)")
-	fs.StringVar(&cfg.Table, "table", env("SPATEC_TABLE", ""), "table to insert into, optionally database.table (SPATEC_TABLE)")
-	fs.IntVar(&cfg.Consumers, "consumers", envInt("SPATEC_CONSUMERS", 1), "consumer parallelism, the topic's partition count (SPATEC_CONSUMERS)")
-	fs.IntVar(&cfg.BatchRows, "batch-rows", envInt("SPATEC_BATCH_ROWS", 100_000), "rows per insert (SPATEC_BATCH_ROWS)")
-	fs.DurationVar(&cfg.FlushInterval, "flush-interval", envDuration("SPATEC_FLUSH_INTERVAL", 500*time.Millisecond), "insert a partial batch this long after its first row (SPATEC_FLUSH_INTERVAL)")
-	fs.DurationVar(&cfg.StopGrace, "stop-grace", envDuration("SPATEC_STOP_GRACE", 3*time.Second), "after SIGTERM, how long to insert the rows held and commit their offsets (SPATEC_STOP_GRACE)")
-	fs.StringVar(&cfg.Workload, "workload", env("SPATEC_WORKLOAD", "json-rows"), "the workload: json-rows or sensor-batch (SPATEC_WORKLOAD)")
-	fs.StringVar(&cfg.Registry, "registry", env("SPATEC_REGISTRY", ""), "the schema registry's URL, for sensor-batch (SPATEC_REGISTRY)")
-	fs.StringVar(&cfg.DropUnit, "drop-unit", env("SPATEC_DROP_UNIT", ""), "the unit whose readings the transform drops, for sensor-batch (SPATEC_DROP_UNIT)")
-	fs.Float64Var(&cfg.QualityFloor, "quality-floor", envFloat("SPATEC_QUALITY_FLOOR", 0), "the transform drops a non-null quality below it, for sensor-batch (SPATEC_QUALITY_FLOOR)")
-	fs.StringVar(&cfg.Fault, "fault", env("SPATEC_FAULT", ""), "test only: break a step of the transform (skip-upper) (SPATEC_FAULT)")
+	errs := unknownSettings(env)
+	errs = append(errs, bindSettings(fs, &cfg, env)...)
 	showVersion := fs.Bool("version", false, "print the version and exit")
+	showSettings := fs.Bool("settings-json", false, "print the settings above as JSON (the arm's option registry) and exit")
 	if err := fs.Parse(args); err != nil {
-		return cfg, false, err
+		return cfg, runArm, err
 	}
+	// Neither mode runs anything, so neither is held up by the
+	// environment's problems.
 	if *showVersion {
-		return cfg, true, nil
+		return cfg, printVersion, nil
+	}
+	if *showSettings {
+		return cfg, printSettings, nil
 	}
 	if fs.NArg() > 0 {
 		errs = append(errs, fmt.Errorf("unexpected arguments %q; every setting is a flag", fs.Args()))
 	}
-	for _, b := range strings.Split(*brokers, ",") {
-		if b = strings.TrimSpace(b); b != "" {
-			cfg.Brokers = append(cfg.Brokers, b)
-		}
-	}
-	if len(cfg.Brokers) == 0 {
-		errs = append(errs, errors.New("no broker: set -brokers or SPATEC_BROKERS (host:port,...)"))
-	}
-	if cfg.Topic == "" {
-		errs = append(errs, errors.New("no topic: set -topic or SPATEC_TOPIC"))
-	}
-	if cfg.Table == "" {
-		errs = append(errs, errors.New("no table: set -table or SPATEC_TABLE"))
-	}
+	errs = append(errs, checkSettings(&cfg)...)
 	if cfg.Group == "" {
 		errs = append(errs, errors.New("empty group: set -group or SPATEC_GROUP"))
-	}
-	if cfg.Consumers < 1 {
-		errs = append(errs, fmt.Errorf("consumers is %d; it must be at least 1 (the topic's partition count)", cfg.Consumers))
-	}
-	if cfg.BatchRows < 1 {
-		errs = append(errs, fmt.Errorf("batch rows is %d; it must be at least 1", cfg.BatchRows))
 	}
 	if cfg.FlushInterval <= 0 {
 		errs = append(errs, fmt.Errorf("flush interval is %v; it must be positive", cfg.FlushInterval))
@@ -219,23 +182,16 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if cfg.StopGrace < 0 {
 		errs = append(errs, fmt.Errorf("stop grace is %v; it must not be negative", cfg.StopGrace))
 	}
-	switch cfg.Workload {
-	case "json-rows":
-	case "sensor-batch":
+	if cfg.Workload == "sensor-batch" {
 		if cfg.Registry == "" {
 			errs = append(errs, errors.New("the sensor-batch workload decodes with the registry's schemas: set -registry or SPATEC_REGISTRY"))
 		}
 		if cfg.DropUnit == "" {
 			errs = append(errs, errors.New("no drop unit for the sensor-batch transform: set -drop-unit or SPATEC_DROP_UNIT"))
 		}
-	default:
-		errs = append(errs, fmt.Errorf("workload %q is not one this arm implements; give json-rows or sensor-batch", cfg.Workload))
 	}
-	switch {
-	case cfg.Fault != "" && cfg.Fault != "skip-upper":
-		errs = append(errs, fmt.Errorf("fault %q is not one this arm knows; give skip-upper, or nothing", cfg.Fault))
-	case cfg.Fault != "" && cfg.Workload != "sensor-batch":
+	if cfg.Fault != "" && cfg.Workload != "sensor-batch" {
 		errs = append(errs, fmt.Errorf("fault %s breaks the sensor-batch transform; the %s workload has none", cfg.Fault, cfg.Workload))
 	}
-	return cfg, false, errors.Join(errs...)
+	return cfg, runArm, errors.Join(errs...)
 }

@@ -1,7 +1,9 @@
 //! spate's arm: drains the workload's topic into ClickHouse with spate's
 //! own connectors, configured by one pipeline file.
 //!
-//! Usage: `spate-arm PIPELINE.yaml`, or `spate-arm --version`.
+//! Usage: `spate-arm PIPELINE.yaml`, `spate-arm --version`, or
+//! `spate-arm --settings-json` (the environment variables it reads, as an
+//! option registry: `settings::SETTINGS`).
 //!
 //! The pipeline file is spate's own configuration format (framework
 //! sections, and the Kafka source, Avro deserializer and ClickHouse sink
@@ -18,7 +20,7 @@ use std::process::ExitCode;
 use apache_avro::types::Value as AvroValue;
 use bytes::BytesMut;
 use serde::Serialize;
-use spate_arm::rows::Row;
+use spate_arm::rows::{Row, Transform};
 use spate_arm::settings;
 use spate_avro::AvroDeserializerBuilder;
 use spate_clickhouse::{ClickHouseEncoder, ClickHouseSinkConfig, Format, NativeEncoder};
@@ -49,11 +51,41 @@ fn main() -> ExitCode {
             println!("{}", version());
             ExitCode::SUCCESS
         }
+        [flag] if flag == "--settings-json" => {
+            match serde_json::to_string_pretty(&settings::registry()) {
+                Ok(json) => {
+                    println!("{json}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("spate-arm: writing the settings as JSON: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         [path] if !path.starts_with('-') => {
+            // The environment before anything starts: a setting misspelt
+            // is refused here, as a bad command line is.
+            let vars = std::env::vars_os().map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.to_string_lossy().into_owned(),
+                )
+            });
+            let transform = match settings::transform(vars) {
+                Ok(t) => t,
+                Err(e) => {
+                    eprintln!(
+                        "spate-arm: bad configuration:\n  {}",
+                        e.replace('\n', "\n  ")
+                    );
+                    return ExitCode::from(2);
+                }
+            };
             // Readable lines on the container's log, which spatec quotes
             // when a run fails; spate's default is JSON.
             telemetry::init(LogFormat::Pretty, "info");
-            match run(Path::new(path)) {
+            match run(Path::new(path), transform) {
                 Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
                 Err(e) => {
                     eprintln!("spate-arm: {e}");
@@ -62,16 +94,17 @@ fn main() -> ExitCode {
             }
         }
         _ => {
-            eprintln!("usage: spate-arm PIPELINE.yaml | spate-arm --version");
+            eprintln!(
+                "usage: spate-arm PIPELINE.yaml | spate-arm --version | spate-arm --settings-json"
+            );
             ExitCode::from(2)
         }
     }
 }
 
-/// Builds the pipeline the file describes and runs it until it is stopped,
-/// returning spate's exit code.
-fn run(path: &Path) -> Result<i32, Box<dyn Error>> {
-    let transform = settings::transform(|k| std::env::var(k).ok())?;
+/// Builds the pipeline the file describes and runs it, with the workload's
+/// transform, until it is stopped, returning spate's exit code.
+fn run(path: &Path, transform: Transform) -> Result<i32, Box<dyn Error>> {
     let pipeline = Pipeline::from_path(path)
         .map_err(|e| format!("loading the pipeline {}: {e}", path.display()))?;
     let config = pipeline.config();
