@@ -169,6 +169,11 @@ type Layout struct {
 	// JVMOptions matches the keys that hold a list of JVM options, which
 	// the schema checks for an option the jvm block owns (C9).
 	JVMOptions *regexp.Regexp
+	// Flat says the system also reads a nested block as its keys joined
+	// by dots (Flink's YAML): a block named by a key's first segment is
+	// refused with the flat spelling to write, so that every key is
+	// checked as the registry names it.
+	Flat bool
 	// Composites are configurations that take several registries' keys,
 	// each under a prefix (a Connect worker's consumer.<key>).
 	Composites []Composite
@@ -316,6 +321,21 @@ func (w closer) closed(def, index, in string, parts []part) {
 			}
 			msg := fmt.Sprintf("C15: %s in %s takes %s: write one", key, in, says)
 			fmt.Fprintf(b, "\t%s?: %s | error(%s)\n", k, accepts, quote(msg))
+		}
+	}
+	if w.layout.Flat {
+		firsts := map[string]bool{}
+		for _, p := range parts {
+			for _, o := range p.options {
+				if first, _, ok := strings.Cut(p.prefix+o.Key, "."); ok {
+					firsts[first] = true
+				}
+			}
+		}
+		for _, first := range slices.Sorted(maps.Keys(firsts)) {
+			keys = append(keys, regexp.QuoteMeta(first))
+			msg := fmt.Sprintf("C15: %s reads a nested block as its keys joined by dots, and each is checked as it is written: write the keys under %s flat, as the registry names them (\"%s.…\")", in, first, first)
+			fmt.Fprintf(b, "\t// A nested block: written flat instead.\n\t%s?: {...} & error(%s)\n", strconv.Quote(first), quote(msg))
 		}
 	}
 	for _, key := range slices.Sorted(maps.Keys(w.unregistered)) {

@@ -22,7 +22,7 @@ func LayoutOf(dir string) Layout {
 	)
 	switch dir {
 	case "flink":
-		return Layout{FoldEnums: true, JVMOptions: regexp.MustCompile(`^env\.java\.(default-)?opts(\..+)?$`), Owned: []Owned{
+		return Layout{FoldEnums: true, Flat: true, JVMOptions: regexp.MustCompile(`^env\.java\.(default-)?opts(\..+)?$`), Owned: []Owned{
 			rule(`(taskmanager|jobmanager)\.memory\..+|(taskmanager|jobmanager)\.heap\..+|env\.java\.opts\.(taskmanager|jobmanager)`, "C9", flinkMemory),
 			rule(`parallelism\.default|taskmanager\.numberOfTaskSlots|table\.exec\.resource\.default-parallelism`, "C10", parallelism),
 		}}
