@@ -7,7 +7,11 @@ use std::path::Path;
 use std::process::Command;
 
 fn main() {
-    let lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock");
+    // Read when the script runs, not when it was compiled: a target
+    // directory shared by checkouts at other paths keeps the compiled
+    // script, and cargo runs it again for each.
+    let dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let lock = Path::new(&dir).join("Cargo.lock");
     println!("cargo:rerun-if-changed={}", lock.display());
     let text = std::fs::read_to_string(&lock)
         .unwrap_or_else(|e| panic!("reading {}: {e}", lock.display()));
