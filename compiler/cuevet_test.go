@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -44,7 +45,7 @@ var typeErrors = map[string]bool{
 func TestCueVetAgrees(t *testing.T) {
 	cue := cueTool(t)
 	base := realTree(t)
-	for _, c := range mustFails {
+	for _, c := range slices.Concat(mustFails, optionMustFails) {
 		if c.spatecOnly != "" {
 			continue // only spatec vet sees it
 		}

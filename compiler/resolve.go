@@ -137,9 +137,27 @@ func (t *Tree) resolve(envName, entrantName, variant string, point *schema.Footp
 	// even when the two are found in different parts.
 	var problems []Problem
 	var structural cueerrors.Error
+	// An entrant's system configuration is closed in a definition of its
+	// own (#settings), which plain validation does not visit: its errors
+	// are read there first, where their positions are the author's, and
+	// the same errors met again where the configuration is copied into a
+	// file are dropped below as said.
+	said := map[string]bool{}
+	if err := pv.LookupPath(cue.ParsePath("entrant")).Validate(cue.Concrete(true), cue.Definitions(true)); err != nil {
+		for _, e := range cueerrors.Errors(err) {
+			if inDefinition(e.Path()) && !strings.Contains(e.Error(), "incomplete") {
+				structural = cueerrors.Append(structural, e)
+				said[message(e)] = true
+			}
+		}
+	}
 	for _, part := range []string{"env", "entrant", "workload", "budget"} {
 		if err := pv.LookupPath(cue.ParsePath(part)).Validate(cue.Concrete(true)); err != nil {
-			structural = cueerrors.Append(structural, cueerrors.Promote(err, ""))
+			for _, e := range cueerrors.Errors(err) {
+				if !said[message(e)] {
+					structural = cueerrors.Append(structural, e)
+				}
+			}
 		}
 	}
 	if structural != nil {
@@ -156,6 +174,17 @@ func (t *Tree) resolve(envName, entrantName, variant string, point *schema.Footp
 		}
 	}
 	return pv, variant, dedupe(t.suggest(problems))
+}
+
+// inDefinition says whether an error's path passes through a definition
+// of the entrant's own (entrant.#settings.…).
+func inDefinition(path []string) bool {
+	for _, l := range path[min(1, len(path)):] {
+		if strings.HasPrefix(l, "#") {
+			return true
+		}
+	}
+	return false
 }
 
 // decode turns a resolved plan value into its Go form. The environment is
