@@ -296,18 +296,11 @@ func rootCauses(errs []errors.Error) []errors.Error {
 // (allowed: "amd64", "arm64")". A header with no alternatives of its own
 // (a hidden field computed from one in error) is a consequence, and goes
 // when anything else is said.
-// ruleMessage matches a message an error disjunct gives, naming its rule.
-var ruleMessage = regexp.MustCompile(`^C[0-9]+: `)
-
 func disjunctions(errs []errors.Error) []errors.Error {
 	type group struct {
 		header   bool
 		literals []errors.Error // conflicts with a literal of the schema's
 		others   int
-		// ruled is set when an alternative is an error disjunct naming
-		// its rule ("C15: …"): what it says is the problem, and a
-		// conflict beside it is only how the disjunct failed.
-		ruled bool
 	}
 	groups := map[string]*group{}
 	at := func(e errors.Error) *group {
@@ -320,9 +313,6 @@ func disjunctions(errs []errors.Error) []errors.Error {
 	for _, e := range errs {
 		g := at(e)
 		switch msg := message(e); {
-		case ruleMessage.MatchString(msg):
-			g.ruled = true
-			g.others++
 		case emptyDisjunction.MatchString(msg):
 			g.header = true
 		case schemaLiteral(e, msg):
@@ -346,8 +336,6 @@ func disjunctions(errs []errors.Error) []errors.Error {
 			if said == 0 {
 				out = append(out, e)
 			}
-		case g.ruled && !ruleMessage.MatchString(msg) && strings.Contains(msg, "conflicting values"):
-			// The error disjunct's message says it.
 		case !g.header || !schemaLiteral(e, msg):
 			out = append(out, e)
 		case g.others > 0:
