@@ -64,7 +64,30 @@ func TestDocumentedCommandsRun(t *testing.T) {
 			rel, _ := filepath.Rel(root, file)
 			t.Run(rel+": "+line, func(t *testing.T) {
 				words := strings.Fields(line)
+				// An environment a command is given (NAME=value) is not
+				// the command.
+				for len(words) > 1 && regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=`).MatchString(words[0]) {
+					words = words[1:]
+				}
 				switch {
+				case len(words) > 2 && words[0] == "go" && words[1] == "test":
+					// The package's tests the pattern names exist and know
+					// every flag given: -list runs none of them.
+					args := []string{"test", words[2]}
+					for i := 3; i < len(words); i++ {
+						if words[i] == "-run" && i+1 < len(words) {
+							args = append(args, "-list", words[i+1])
+							i++
+							continue
+						}
+						args = append(args, words[i])
+					}
+					cmd := osexec.Command("go", args...)
+					cmd.Dir = root
+					out, err := cmd.CombinedOutput()
+					if err != nil || !strings.Contains(string(out), "Test") {
+						t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+					}
 				case words[0] == "bash":
 					script := filepath.Join(root, words[1])
 					if out, err := osexec.Command("bash", "-n", script).CombinedOutput(); err != nil {
