@@ -36,7 +36,7 @@ import (
 //
 // Regenerate with
 //
-//	go test ./options -run TestRegistryClickHouse -update-clickhouse
+//	go test ./options -run TestRegistryClickHouse -update
 func ExtractClickHouse(ctx context.Context, root string) (map[string][]byte, error) {
 	v, err := chdb.Prepare(ctx, "")
 	if err != nil {

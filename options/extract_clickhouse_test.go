@@ -2,15 +2,12 @@ package options
 
 import (
 	"context"
-	"flag"
 	"testing"
 	"time"
 
 	"spatec.dev/spatec/internal/chdb"
 	"spatec.dev/spatec/internal/testenv"
 )
-
-var updateClickHouse = flag.Bool("update-clickhouse", false, "rewrite options/clickhouse/*.json from chDB's engine")
 
 // TestRegistryClickHouseIsTheSystems regenerates ClickHouse's registries from
 // chDB's engine (the environment internal/chdb caches) and compares them
@@ -30,5 +27,5 @@ func TestRegistryClickHouseIsTheSystems(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("extracted in %v", time.Since(start).Round(time.Millisecond))
-	compareCommitted(t, got, *updateClickHouse, "go test ./options -run TestRegistryClickHouse -update-clickhouse")
+	compareCommitted(t, got, *update, "go test ./options -run TestRegistryClickHouse -update")
 }

@@ -7,7 +7,7 @@ package options
 //
 // To regenerate the committed files (options/connect/*.json):
 //
-//	go test ./options -run TestRegistryConnect -update-connect
+//	go test ./options -run TestRegistryConnect -update
 //
 // ClickHouse's sink connector is not on Maven Central and its release zip
 // is on GitHub alone, so its own keys are in connector.json only when the
@@ -182,7 +182,7 @@ func connectUnzipJars(zipPath, dir string) (string, error) {
 		if !strings.HasSuffix(f.Name, ".jar") || path.Base(path.Dir(f.Name)) != "lib" {
 			continue
 		}
-		if err := connectUnzipOne(f, filepath.Join(dir, path.Base(f.Name))); err != nil {
+		if err := unzipEntry(f, filepath.Join(dir, path.Base(f.Name))); err != nil {
 			return "", fmt.Errorf("%s of %s: %w", f.Name, zipPath, err)
 		}
 		n++
@@ -191,21 +191,4 @@ func connectUnzipJars(zipPath, dir string) (string, error) {
 		return "", fmt.Errorf("%s holds no lib/*.jar", zipPath)
 	}
 	return fmt.Sprintf("%s (sha256:%s)", filepath.Base(zipPath), sum), nil
-}
-
-func connectUnzipOne(f *zip.File, to string) error {
-	r, err := f.Open()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	w, err := os.Create(to)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(w, r); err != nil {
-		w.Close()
-		return err
-	}
-	return w.Close()
 }

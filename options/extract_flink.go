@@ -9,7 +9,7 @@ package options
 //
 // To regenerate options/flink/registry.json:
 //
-//	go test ./options -run TestRegistryFlinkIsTheSystems -update-flink
+//	go test ./options -run TestRegistryFlinkIsTheSystems -update
 //
 // It needs java, javac, mvn and bash; the wheel comes from the download
 // cache the image builds fill (os.UserCacheDir()/spatec/downloads), fetched
@@ -24,7 +24,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path"
@@ -137,7 +136,7 @@ func flinkUnzipJars(file, prefix, dir string) ([]string, error) {
 			continue
 		}
 		to := filepath.Join(dir, name)
-		if err := flinkUnzipOne(f, to); err != nil {
+		if err := unzipEntry(f, to); err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Name, err)
 		}
 		jars = append(jars, to)
@@ -147,23 +146,6 @@ func flinkUnzipJars(file, prefix, dir string) ([]string, error) {
 	}
 	slices.Sort(jars)
 	return jars, nil
-}
-
-func flinkUnzipOne(f *zip.File, to string) error {
-	in, err := f.Open()
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.Create(to)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // flinkCheckRegistry refuses a registry the format does not allow: keys out of

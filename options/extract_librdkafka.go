@@ -34,7 +34,7 @@ var librdkafkaPropsPy string
 //
 // Regenerate with
 //
-//	go test ./options -run TestRegistryLibrdkafka -update-librdkafka
+//	go test ./options -run TestRegistryLibrdkafka -update
 func ExtractLibrdkafka(ctx context.Context, root string) (map[string][]byte, error) {
 	v, err := chdb.Prepare(ctx, "")
 	if err != nil {

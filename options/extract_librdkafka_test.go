@@ -2,7 +2,6 @@ package options
 
 import (
 	"context"
-	"flag"
 	"strings"
 	"testing"
 	"time"
@@ -10,8 +9,6 @@ import (
 	"spatec.dev/spatec/internal/chdb"
 	"spatec.dev/spatec/internal/testenv"
 )
-
-var updateLibrdkafka = flag.Bool("update-librdkafka", false, "rewrite options/librdkafka/registry.json from librdkafka")
 
 // TestRegistryLibrdkafkaIsTheSystems regenerates librdkafka's registry
 // from the library the pinned confluent-kafka wheel bundles (installed in
@@ -32,7 +29,7 @@ func TestRegistryLibrdkafkaIsTheSystems(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("extracted in %v", time.Since(start).Round(time.Millisecond))
-	compareCommitted(t, got, *updateLibrdkafka, "go test ./options -run TestRegistryLibrdkafka -update-librdkafka")
+	compareCommitted(t, got, *update, "go test ./options -run TestRegistryLibrdkafka -update")
 }
 
 // TestLibrdkafkaTableParses reads rows of librdkafka's own table as it

@@ -15,7 +15,7 @@ import (
 //
 // To regenerate it after changing the table:
 //
-//	go test ./options -run TestRegistryReference -update-reference
+//	go test ./options -run TestRegistryReference -update
 //
 // (-update rewrites every registry, and their CUE.)
 func ExtractReference(ctx context.Context, root string) (map[string][]byte, error) {

@@ -2,12 +2,9 @@ package options
 
 import (
 	"context"
-	"flag"
 	"testing"
 	"time"
 )
-
-var updateReference = flag.Bool("update-reference", false, "rewrite options/reference/registry.json from the reference arm's settings table")
 
 // TestRegistryReferenceIsTheSystems: the committed registry of the
 // reference arm is what the arm's own settings table prints.
@@ -19,5 +16,5 @@ func TestRegistryReferenceIsTheSystems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compareCommitted(t, got, *update || *updateReference, "go test ./options -run TestRegistryReference -update-reference")
+	compareCommitted(t, got, *update, "go test ./options -run TestRegistryReference -update")
 }

@@ -22,7 +22,7 @@ import (
 //
 // To regenerate it after changing the table:
 //
-//	go test ./options -run TestRegistrySpate -update-spate
+//	go test ./options -run TestRegistrySpate -update
 //
 // (-update rewrites every registry, and their CUE.)
 func ExtractSpate(ctx context.Context, root string) (map[string][]byte, error) {

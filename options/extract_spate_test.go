@@ -2,12 +2,9 @@ package options
 
 import (
 	"context"
-	"flag"
 	"testing"
 	"time"
 )
-
-var updateSpate = flag.Bool("update-spate", false, "rewrite options/spate/registry.json from the spate arm's settings table")
 
 // TestRegistrySpateIsTheSystems: the committed registry of the spate arm
 // is what the crate's own settings table prints, through cargo (warm from
@@ -21,5 +18,5 @@ func TestRegistrySpateIsTheSystems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compareCommitted(t, got, *update || *updateSpate, "go test ./options -run TestRegistrySpate -update-spate")
+	compareCommitted(t, got, *update, "go test ./options -run TestRegistrySpate -update")
 }

@@ -71,7 +71,7 @@ const vectorGlobalOut = "options/vector/global.json"
 // regenerate, point SPATEC_VECTOR_REPO at a clone (a git directory; bare is
 // fine) that holds the v0.57.0 commit, then:
 //
-//	SPATEC_VECTOR_REPO=/path/to/vector.git go test ./options -run TestRegistryVectorIsTheSystems -update-vector
+//	SPATEC_VECTOR_REPO=/path/to/vector.git go test ./options -run TestRegistryVectorIsTheSystems -update
 //
 // which rewrites options/vector/*.json.
 func ExtractVector(ctx context.Context, root string) (map[string][]byte, error) {

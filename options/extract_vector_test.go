@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"maps"
 	"os"
@@ -16,8 +15,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 )
-
-var updateVector = flag.Bool("update-vector", false, "rewrite options/vector/*.json from the Vector repository "+VectorRepoEnv+" names")
 
 // TestRegistryVectorIsTheSystems regenerates Vector's registries and
 // compares them with the committed ones.
@@ -42,7 +39,7 @@ func TestRegistryVectorIsTheSystems(t *testing.T) {
 	}
 	for _, path := range slices.Sorted(maps.Keys(got)) {
 		file := filepath.Join("..", filepath.FromSlash(path))
-		if *updateVector {
+		if *update {
 			if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -53,69 +50,13 @@ func TestRegistryVectorIsTheSystems(t *testing.T) {
 		}
 		want, err := os.ReadFile(file)
 		if err != nil {
-			t.Errorf("reading %s (rewrite it with -update-vector): %v", path, err)
+			t.Errorf("reading %s (rewrite it with -update): %v", path, err)
 			continue
 		}
 		if string(want) != string(got[path]) {
-			t.Errorf("%s is not what Vector's reference gives; rewrite it with -update-vector after reviewing:\n%s", path, registryDiff(want, got[path]))
+			t.Errorf("%s is not what Vector's reference gives; rewrite it with -update after reviewing:\n%s", path, registryDiff(want, got[path]))
 		}
 	}
-}
-
-// registryDiff lists the first options whose lines differ between two
-// registries, as "- committed" and "+ extracted".
-func registryDiff(committed, extracted []byte) string {
-	flat := func(b []byte) map[string]string {
-		var r Registry
-		m := map[string]string{}
-		if err := json.Unmarshal(b, &r); err != nil {
-			m["(unreadable)"] = err.Error()
-			return m
-		}
-		m["(source)"] = r.Source
-		m["(version)"] = r.Version
-		var walk func(prefix string, opts []Option)
-		walk = func(prefix string, opts []Option) {
-			for _, o := range opts {
-				fields := o.Fields
-				o.Fields = nil
-				line, _ := json.Marshal(o)
-				m[prefix+o.Key] = string(line)
-				walk(prefix+o.Key+".", fields)
-			}
-		}
-		walk("", r.Options)
-		return m
-	}
-	a, b := flat(committed), flat(extracted)
-	keys := slices.Collect(maps.Keys(a))
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	var out strings.Builder
-	n := 0
-	for _, k := range keys {
-		if a[k] == b[k] {
-			continue
-		}
-		if n++; n > 10 {
-			out.WriteString("…\n")
-			break
-		}
-		if v, ok := a[k]; ok {
-			fmt.Fprintf(&out, "- %s: %s\n", k, v)
-		}
-		if v, ok := b[k]; ok {
-			fmt.Fprintf(&out, "+ %s: %s\n", k, v)
-		}
-	}
-	if n == 0 {
-		out.WriteString("(the options agree; the bytes differ in layout)\n")
-	}
-	return out.String()
 }
 
 // loadVectorRegistries reads the committed registries: the global one and

@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -104,20 +103,8 @@ func compareRegistries(t *testing.T, got map[string][]byte, write bool, norm fun
 		w, _ := Marshal(want)
 		g, _ := Marshal(now)
 		if !bytes.Equal(w, g) {
-			t.Errorf("%s is not what the system gives now (-update rewrites it); first difference:\n%s", path, firstDiff(string(w), string(g)))
+			t.Errorf("%s is not what the system gives now (-update rewrites it):\n%s", path, registryDiff(w, g))
 		}
-	}
-}
-
-// requireTool fails under CI=true, and skips elsewhere, when a command the
-// test runs is not on the PATH.
-func requireTool(t *testing.T, name string) {
-	t.Helper()
-	if _, err := execLookPath(name); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not on the PATH: %v", name, err)
-		}
-		t.Skipf("%s is not on the PATH: %v", name, err)
 	}
 }
 
@@ -143,5 +130,3 @@ func firstDiff(want, got string) string {
 	}
 	return "(equal)"
 }
-
-func execLookPath(name string) (string, error) { return osexec.LookPath(name) }
