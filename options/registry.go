@@ -1,12 +1,13 @@
 // Package options holds each system's option registry: every option the
 // system itself reads (its key, type, default, the keys it still reads in
 // its place), generated from the system's own code by one extractor per
-// system and written into the tree as CUE (options/<system>/registry.cue),
-// so that an entrant's configuration is closed over what the system reads
-// and an unknown or misspelt key is refused while the author writes it.
+// system (Extract<System>), committed as JSON (options/<system>/*.json)
+// and rendered as CUE (options/<system>/registry.cue, by CUE), so that an
+// entrant's configuration is closed over what the system reads and an
+// unknown or misspelt key is refused while the author writes it.
 //
-// An extractor prints a Registry as JSON; `go run ./cmd/spatec-options`
-// runs each one and writes the CUE.
+// `go test ./options -run TestRegistry -update` runs every extractor and
+// writes both; docs/options.md says where each system's comes from.
 package options
 
 // Registry is one system's options at one version, as its own code
